@@ -1,0 +1,1 @@
+"""Device drivers tested against their simulators."""
