@@ -1,0 +1,485 @@
+"""The pit against a real mosquitto: retained and live messages, the last will, a broker
+restart, ``--once`` from the command line, and a TLS broker with a password."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import ssl
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import paho.mqtt.client as paho
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.reasoncodes import ReasonCode
+from rich.console import Console
+
+from table_controller import cli
+from table_controller.broker import MosquittoBroker, free_port
+from table_controller.pit import (
+    BrokerLink,
+    Link,
+    PitConnectError,
+    PitModel,
+    TableView,
+    subscription_refusal,
+    watch,
+)
+from tests.test_pit_payloads import (
+    TABLE,
+    alert,
+    enc,
+    event,
+    last_will,
+    round_record,
+    state,
+    stats,
+    status,
+    topic,
+)
+
+WAIT_S = 10.0
+
+Message = tuple[str, bytes, bool]  # topic, payload, retain
+
+
+def _site() -> str:
+    """A site of its own per test: the session broker keeps retained messages."""
+    return f"e2e-{uuid.uuid4().hex[:10]}"
+
+
+async def _publish(
+    broker: MosquittoBroker,
+    messages: list[Message],
+    *,
+    port: int | None = None,
+    tls: ssl.SSLContext | None = None,
+    username: str | None = None,
+    password: str | None = None,
+) -> None:
+    """Publish as a table does: MQTT 5, QoS 1, each acknowledged by the broker."""
+    async with aiomqtt.Client(
+        broker.host,
+        port or broker.port,
+        protocol=aiomqtt.ProtocolVersion.V5,
+        tls_context=tls,
+        username=username,
+        password=password,
+    ) as client:
+        for name, payload, retain in messages:
+            await client.publish(name, payload, qos=1, retain=retain)
+
+
+def _retained(site: str, table: str = TABLE) -> list[Message]:
+    return [
+        (topic("status", table, site), enc(status(table=table, site=site, depth=2)), True),
+        (topic("state", table, site), enc(state(table=table, site=site, phase="dealing")), True),
+        (topic("stats", table, site), enc(stats(table=table, site=site, rounds=77)), True),
+    ]
+
+
+def _cleared(site: str, table: str = TABLE) -> list[Message]:
+    return [(topic(kind, table, site), b"", True) for kind in ("status", "state", "stats")]
+
+
+class _Until:
+    """on_update for watch(): wakes whoever waits for a condition on the model."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[Callable[[PitModel], bool], asyncio.Event]] = []
+
+    def __call__(self, model: PitModel) -> None:
+        for condition, event_ in self._waiting:
+            if condition(model):
+                event_.set()
+
+    async def wait(self, model: PitModel, condition: Callable[[PitModel], bool]) -> None:
+        if condition(model):
+            return
+        entry = (condition, asyncio.Event())
+        self._waiting.append(entry)
+        try:
+            await asyncio.wait_for(entry[1].wait(), WAIT_S)
+        finally:
+            self._waiting.remove(entry)
+
+
+class _Null(io.StringIO):
+    """A console file that keeps nothing."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+@dataclass
+class _Watching:
+    model: PitModel
+    until: _Until
+    console: Console
+
+    def view(self, table: str = TABLE) -> TableView | None:
+        return self.model.table(table)
+
+    async def wait(self, condition: Callable[[PitModel], bool]) -> None:
+        await self.until.wait(self.model, condition)
+
+    async def wait_view(self, condition: Callable[[TableView], bool]) -> None:
+        def check(model: PitModel) -> bool:
+            view = model.table(TABLE)
+            return view is not None and condition(view)
+
+        await self.wait(check)
+
+
+@contextlib.asynccontextmanager
+async def _watching(url: str, site: str, **options: Any) -> AsyncIterator[_Watching]:
+    model = PitModel(site=site)
+    until = _Until()
+    console = Console(record=True, width=160, file=_Null())
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        watch(url, site, console=console, stop=stop, model=model, on_update=until, **options),
+        name="pit-watch-under-test",
+    )
+    try:
+        yield _Watching(model, until, console)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, WAIT_S)
+
+
+def _connected(model: PitModel) -> bool:
+    return model.connection.state is BrokerLink.CONNECTED
+
+
+async def test_watch_shows_retained_messages_and_a_live_round(mosquitto: MosquittoBroker) -> None:
+    site = _site()
+    await _publish(mosquitto, _retained(site))
+    try:
+        async with _watching(mosquitto.url, site) as pit:
+            await pit.wait_view(
+                lambda v: v.link is Link.ONLINE and v.state is not None and v.stats is not None
+            )
+            view = pit.view()
+            assert view is not None
+            assert view.state is not None
+            assert view.status is not None
+            assert (view.state.phase, view.state.dealer, view.status.outbox_depth) == (
+                "dealing", "D-114", 2,
+            )  # fmt: skip
+            # Rounds, alerts and events are not retained: published while the pit listens.
+            record = round_record(4242, site=site)
+            raised = alert("a-77", "MISREAD", site=site, position=None, spot=None)
+            await _publish(
+                mosquitto,
+                [
+                    (topic("rounds", site=site), enc(record), False),
+                    (topic("rounds", site=site), enc(record), False),  # resent: dropped
+                    (topic("alerts", site=site), enc(raised), False),
+                    (topic("events", site=site), enc(event(1, site=site)), False),
+                    (topic("events", site=site), enc(event(4, site=site)), False),
+                ],
+            )
+            await pit.wait_view(lambda v: v.events.received == 2)
+            view = pit.view()
+            assert view is not None
+            assert [r.round_id for r in view.rounds] == ["4242"]
+            assert [a.code for a in view.open_alerts] == ["MISREAD"]
+            assert (view.duplicates, view.events.missing) == (1, 2)
+        text = pit.console.export_text()
+        assert f"{site}/{TABLE}" in text
+        for shown in ("ONLINE", "dealing", "4242", "MISREAD", "rounds 77", "2 events missing"):
+            assert shown in text, shown
+    finally:
+        await _publish(mosquitto, _cleared(site))
+
+
+def _table_with_a_will(broker: MosquittoBroker, site: str) -> paho.Client:
+    """A table's connection as MQTT.md has it: a retained last will of online:false."""
+    client = paho.Client(CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
+    client.will_set(topic("status", site=site), enc(last_will(site=site)), qos=1, retain=True)
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    client.publish(topic("status", site=site), enc(status(site=site)), qos=1, retain=True)
+    return client
+
+
+def _die(client: paho.Client) -> None:
+    """MQTT 5 reason 0x04: disconnect, and have the broker publish the will."""
+    client.disconnect(reasoncode=ReasonCode(PacketTypes.DISCONNECT, identifier=4))
+    client.loop_stop()
+
+
+async def test_a_table_whose_link_dies_is_shown_offline(mosquitto: MosquittoBroker) -> None:
+    site = _site()
+    async with _watching(mosquitto.url, site) as pit:
+        await pit.wait(_connected)
+        table = await asyncio.to_thread(_table_with_a_will, mosquitto, site)
+        try:
+            await pit.wait_view(lambda v: v.link is Link.ONLINE)
+        finally:
+            await asyncio.to_thread(_die, table)
+        await pit.wait_view(lambda v: v.link is Link.OFFLINE)
+    assert "OFFLINE" in pit.console.export_text()
+    await _publish(mosquitto, _cleared(site))
+
+
+async def test_the_pit_reconnects_when_the_broker_comes_back(
+    own_mosquitto: MosquittoBroker,
+) -> None:
+    site = _site()
+    async with _watching(own_mosquitto.url, site) as pit:
+        await pit.wait(_connected)
+        own_mosquitto.stop()
+        await pit.wait(lambda m: m.connection.state is BrokerLink.RETRYING)
+        assert "retrying" in str(pit.model.connection.state)
+        own_mosquitto.start()
+        await pit.wait(_connected)
+        # This broker keeps nothing across a restart: the table publishes again.
+        await _publish(own_mosquitto, _retained(site))
+        await pit.wait_view(lambda v: v.status is not None and v.status.outbox_depth == 2)
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_once_prints_one_snapshot(
+    mosquitto: MosquittoBroker, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # the width a script asks for
+    site = _site()
+    asyncio.run(_publish(mosquitto, _retained(site) + _retained(site, "war-08")))
+    try:
+        code = cli.main(["pit", "--broker", mosquitto.url, "--site", site, "--once"])
+        out = capsys.readouterr().out
+        assert code == 0
+        assert f"{site}/{TABLE} ONLINE" in out
+        assert f"{site}/war-08 ONLINE" in out
+        assert "2 tables, 2 online" in out
+        assert "dealing" in out
+    finally:
+        asyncio.run(_publish(mosquitto, _cleared(site) + _cleared(site, "war-08")))
+
+
+def test_once_with_no_broker_fails_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    assert cli.main(["pit", "--broker", url, "--once"]) == 1
+    assert f"broker {url}" in capsys.readouterr().err
+
+
+def _secret(path: Path, mode: int) -> Path:
+    path.write_text("s3cret\n", encoding="utf-8")
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--password-file", "{open_secret}", "--username", "pit"], "readable by others"),
+        (["--password-file", "{secret}"], "--password-file needs --username"),
+        (["--password-file", "{missing}", "--username", "pit"], "cannot read"),
+        (["--ca-file", "{secret}"], "--ca-file needs an mqtts://"),
+        (["--prefix", "casino/{{site}}/table"], "--prefix"),
+        (["--site", "a/b"], "--site"),
+    ],
+    ids=["secret-readable", "no-username", "no-file", "ca-without-tls", "prefix", "site"],
+)
+def test_bad_options_are_refused_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    paths = {
+        "open_secret": _secret(tmp_path / "open.secret", 0o644),
+        "secret": _secret(tmp_path / "pit.secret", 0o600),
+        "missing": tmp_path / "nowhere",
+    }
+    args = [a.format(**paths) for a in extra]
+    assert cli.main(["pit", "--broker", "mqtt://127.0.0.1:1", "--once", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["http://pit:80", "mqtt://", "mqtt://host:99999", "mqtt://h/x"])
+def test_bad_broker_urls_are_refused(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["pit", "--broker", url, "--once"]) == 2
+    assert "--broker" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- TLS and a password
+
+
+@dataclass(frozen=True)
+class _TlsBroker:
+    broker: MosquittoBroker
+    port: int
+    ca: Path
+    other_ca: Path
+    password_file: Path
+
+
+def _openssl(*args: str | Path, cwd: Path) -> None:
+    subprocess.run(["openssl", *map(str, args)], cwd=cwd, check=True, capture_output=True)
+
+
+def _make_ca(folder: Path, name: str) -> None:
+    _openssl(
+        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", f"{name}.key", "-out", f"{name}.crt", "-days", "2", "-subj", f"/CN={name}",
+        cwd=folder,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tls_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_TlsBroker]:
+    folder = tmp_path_factory.mktemp("pit-tls")
+    _make_ca(folder, "ca")
+    _make_ca(folder, "other-ca")
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    _openssl(
+        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1", cwd=folder,
+    )  # fmt: skip
+    _openssl(
+        "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext", cwd=folder,
+    )  # fmt: skip
+    passwords = folder / "broker.passwd"
+    subprocess.run(
+        ["mosquitto_passwd", "-c", "-b", str(passwords), "pit-1", "s3cret"],
+        check=True,
+        capture_output=True,
+    )
+    passwords.chmod(0o600)
+    port = free_port()
+    config = (
+        f"listener {port} 127.0.0.1\n"
+        f"cafile {folder / 'ca.crt'}\ncertfile {folder / 'server.crt'}\n"
+        f"keyfile {folder / 'server.key'}\n"
+        f"allow_anonymous false\npassword_file {passwords}\npersistence false\n"
+    )
+    if os.geteuid() == 0:
+        # Started as root, mosquitto would become the `mosquitto` user, who cannot read
+        # this test's private temporary folder.
+        config += "user root\n"
+    broker = MosquittoBroker(port=port, config_text=config)
+    try:
+        broker.start()
+        yield _TlsBroker(
+            broker, port, folder / "ca.crt", folder / "other-ca.crt", _secret(folder / "pit", 0o600)
+        )
+    finally:
+        broker.close()
+
+
+def _tls_args(tls: _TlsBroker, site: str, ca: Path) -> list[str]:
+    return [
+        "pit", "--broker", f"mqtts://127.0.0.1:{tls.port}", "--site", site, "--once",
+        "--ca-file", str(ca), "--username", "pit-1", "--password-file", str(tls.password_file),
+    ]  # fmt: skip
+
+
+def test_once_over_tls_with_a_password(
+    tls_broker: _TlsBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = _site()
+    context = ssl.create_default_context(cafile=str(tls_broker.ca))
+    asyncio.run(
+        _publish(
+            tls_broker.broker,
+            _retained(site),
+            port=tls_broker.port,
+            tls=context,
+            username="pit-1",
+            password="s3cret",
+        )
+    )
+    assert cli.main(_tls_args(tls_broker, site, tls_broker.ca)) == 0
+    out = capsys.readouterr().out
+    assert f"{site}/{TABLE}" in out
+    assert "ONLINE" in out
+
+
+def test_a_broker_certificate_from_another_ca_is_refused(
+    tls_broker: _TlsBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(_tls_args(tls_broker, _site(), tls_broker.other_ca)) == 1
+    assert "certificate verify failed" in capsys.readouterr().err
+
+
+def test_a_wrong_password_is_refused(
+    tls_broker: _TlsBroker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _tls_args(tls_broker, _site(), tls_broker.ca)
+    wrong = tmp_path / "wrong"
+    wrong.write_text("nope\n")
+    wrong.chmod(0o600)
+    args[args.index(str(tls_broker.password_file))] = str(wrong)
+    assert cli.main(args) == 1
+    assert "authoriz" in capsys.readouterr().err.lower()
+
+
+# ---------------------------------------------------------------- MQTT 3.1.1 and refusals
+
+
+@contextlib.asynccontextmanager
+async def _amqtt_broker() -> AsyncIterator[int]:
+    """The demo's embedded broker (amqtt), which speaks MQTT 3.1.1 only (MQTT.md)."""
+    from amqtt.broker import Broker
+
+    port = free_port()
+    broker = Broker(
+        {
+            "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
+            "plugins": {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+            },
+        }
+    )
+    await broker.start()
+    try:
+        yield port
+    finally:
+        await broker.shutdown()
+
+
+async def test_a_pit_on_the_demo_broker_speaks_3_1_1() -> None:
+    site = _site()
+    async with _amqtt_broker() as port:
+        async with aiomqtt.Client("127.0.0.1", port) as table:  # 3.1.1, like the demo's
+            for name, payload, retain in _retained(site):
+                await table.publish(name, payload, qos=1, retain=retain)
+        url = f"mqtt://127.0.0.1:{port}"
+        console = Console(record=True, width=160, file=_Null())
+        with pytest.raises(PitConnectError, match="Unsupported protocol version"):
+            await watch(url, site, once=True, console=console)
+        model = PitModel(site=site)
+        await watch(url, site, once=True, console=console, protocol="3.1.1", model=model)
+    view = model.table(TABLE)
+    assert view is not None
+    assert view.link is Link.ONLINE
+    assert f"{site}/{TABLE} ONLINE" in console.export_text()
+
+
+@pytest.mark.parametrize(
+    ("granted", "refused"),
+    [
+        ([ReasonCode(PacketTypes.SUBACK, identifier=1)], None),
+        ([ReasonCode(PacketTypes.SUBACK, identifier=0x87)], "Not authorized (0x87)"),
+        ([ReasonCode(PacketTypes.SUBACK, identifier=0x80)], "Unspecified error (0x80)"),
+        ([0, 1], None),
+        ([1, 128], "0x80"),
+    ],
+    ids=["granted", "not-authorized", "unspecified", "v311-granted", "v311-failure"],
+)
+def test_a_refused_subscription_is_named(
+    granted: list[ReasonCode | int], refused: str | None
+) -> None:
+    assert subscription_refusal(granted) == refused
