@@ -1,0 +1,247 @@
+"""Runs a line device's protocol over a serial link, reconnecting until closed.
+
+The link owns the I/O that the protocols leave out: it opens a
+:class:`~drivers.transport.SerialTransport`, feeds the decoder, hands frames
+and the passing of time to the protocol, writes what the protocol asks, and
+queues events for the client's consumer. When a session ends (the link fails,
+or the protocol finds the device silent) it reports the device offline once,
+waits a capped, jittered backoff and opens the link again, forever, until
+closed (STYLE.md: a supervisor owns reconnect; pymodbus's named reconnect task).
+
+Events are queued without a bound on purpose: they come only from device
+activity (a card drawn, a button pressed, a state change) — never from noise,
+which the decoder drops — so their number is bounded by what happens at the
+table, and dropping one would lose a card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from drivers.lineframe.codec import DecoderStats, LineDecoder, LineFrame
+from drivers.lineframe.session import LinkProtocol, Step
+from drivers.transport import DEFAULT_BAUDRATE, SerialTransport, TransportError
+
+F = TypeVar("F", bound=LineFrame)
+C = TypeVar("C", bound=LineFrame)
+E = TypeVar("E")
+
+BACKOFF_INITIAL_S = 0.1
+BACKOFF_CAP_S = 2.0
+"""Reconnect delays double from the initial one up to this cap; a device that returns is
+found within the cap (well inside the 5 s a replugged device has to recover)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """The client was closed: iteration stops."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """The link stopped on an error no reconnect mends (a URL pyserial cannot open)."""
+
+    error: BaseException
+
+
+def backoff_delay(
+    attempt: int,
+    *,
+    initial_s: float = BACKOFF_INITIAL_S,
+    cap_s: float = BACKOFF_CAP_S,
+    rng: random.Random | None = None,
+) -> float:
+    """Delay before reconnect ``attempt`` (0-based): doubling, capped, jittered to 50–100 %.
+
+    Jitter keeps many tables that lost the same network from reconnecting in step.
+    """
+    base = min(cap_s, initial_s * 2.0 ** min(attempt, 32))
+    jitter: float = (rng or random).uniform(0.5, 1.0)
+    return base * jitter
+
+
+class LineLink(Generic[F, C, E]):
+    """One line device: protocol + decoder + transport + reconnect + event queue."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str,
+        parse: Callable[[str], F],
+        protocol: LinkProtocol[F, C, E],
+        offline_event: Callable[[str], E],
+        logger: logging.Logger,
+        baudrate: int = DEFAULT_BAUDRATE,
+        backoff_initial_s: float = BACKOFF_INITIAL_S,
+        backoff_cap_s: float = BACKOFF_CAP_S,
+        serial_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.url = url
+        self.name = name
+        self._protocol = protocol
+        self._offline_event = offline_event
+        self._log = logger
+        self._baudrate = baudrate
+        self._backoff_initial_s = backoff_initial_s
+        self._backoff_cap_s = backoff_cap_s
+        self._serial_options = serial_options or {}
+        self._decoder: LineDecoder[F] = LineDecoder(parse)
+        self._rng = random.Random()
+        self._events: asyncio.Queue[E | _End | _Failure] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._transport: SerialTransport | None = None
+        self._online: bool | None = None
+        self._session_online = False
+        self.sessions = 0
+        """Links opened so far (reconnects are ``sessions - 1``)."""
+
+    @property
+    def online(self) -> bool:
+        """The device has shown it is there on the current link."""
+        return bool(self._online)
+
+    @property
+    def stats(self) -> DecoderStats:
+        return self._decoder.stats
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
+    async def start(self) -> None:
+        if self._task is not None:
+            raise RuntimeError(f"{self.name} client is already open (clients are not re-entrant)")
+        self._events = asyncio.Queue()
+        self._online = None
+        self._task = asyncio.create_task(self._supervise(), name=f"{self.name}-link {self.url}")
+
+    async def close(self) -> None:
+        """Stop reconnecting, close the link; iteration ends after the queued events."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+        except Exception:  # already handed to the consumer as a _Failure
+            self._log.debug("%s link ended with an error", self.name, exc_info=True)
+        self._events.put_nowait(_End())
+
+    async def next_event(self) -> E:
+        item = await self._events.get()
+        if isinstance(item, _End):
+            self._events.put_nowait(item)  # every later call ends too
+            raise StopAsyncIteration
+        if isinstance(item, _Failure):
+            raise item.error
+        return item
+
+    def send(self, frame: C) -> None:
+        """Write one frame now; TransportError while the link is down."""
+        transport = self._transport
+        if transport is None:
+            raise TransportError(f"{self.name} at {self.url} is offline")
+        transport.write(frame.encode())
+
+    # -- supervisor ------------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        attempt = 0
+        try:
+            while True:
+                transport = SerialTransport(
+                    self.url, baudrate=self._baudrate, logger=self._log, **self._serial_options
+                )
+                try:
+                    await transport.open()
+                except TransportError as exc:
+                    self._went_offline(f"open_failed: {exc}")
+                else:
+                    self.sessions += 1
+                    try:
+                        reason = await self._session(transport)
+                    except TransportError as exc:
+                        reason = f"link_lost: {exc}"
+                    finally:
+                        self._transport = None
+                        await transport.close()
+                    if self._session_online:
+                        attempt = 0
+                    self._went_offline(reason)
+                delay = backoff_delay(
+                    attempt,
+                    initial_s=self._backoff_initial_s,
+                    cap_s=self._backoff_cap_s,
+                    rng=self._rng,
+                )
+                attempt += 1
+                self._log.debug("%s: reconnecting to %s in %.2f s", self.name, self.url, delay)
+                await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._log.error("%s link to %s stopped: %s", self.name, self.url, exc)
+            self._events.put_nowait(_Failure(exc))
+            self._events.put_nowait(_End())
+            raise
+
+    async def _session(self, transport: SerialTransport) -> str:
+        loop = asyncio.get_running_loop()
+        protocol = self._protocol
+        self._decoder.reset()
+        self._transport = transport
+        self._session_online = False
+        lost = self._apply(protocol.connection_made(loop.time()), transport)
+        while lost is None:
+            deadline = protocol.deadline()
+            if deadline is not None and loop.time() >= deadline:
+                lost = self._apply(protocol.timer(loop.time()), transport)
+                continue
+            try:
+                async with asyncio.timeout_at(deadline):
+                    data = await transport.read()
+            except TimeoutError:
+                continue
+            for frame in self._decoder.feed(data):
+                lost = self._apply(protocol.frame_received(frame, loop.time()), transport)
+                if lost is not None:
+                    break
+        return lost
+
+    def _apply(self, step: Step[C, E], transport: SerialTransport) -> str | None:
+        if step.online is not None:
+            self._session_online = True
+            self._went_online(step.online)
+        for event in step.events:
+            self._events.put_nowait(event)
+        for frame in step.send:
+            transport.write(frame.encode())
+        return step.lost
+
+    def _went_online(self, event: E) -> None:
+        if self._online:
+            return
+        if self._online is None:
+            self._log.info("%s online at %s", self.name, self.url)
+        else:
+            self._log.info("%s back at %s", self.name, self.url)
+        self._online = True
+        self._events.put_nowait(event)
+
+    def _went_offline(self, reason: str) -> None:
+        if self._online is False:
+            self._log.debug("%s still offline: %s", self.name, reason)
+            return
+        self._log.warning("%s offline at %s: %s", self.name, self.url, reason)
+        self._online = False
+        self._events.put_nowait(self._offline_event(reason))

@@ -1,0 +1,262 @@
+"""A byte link to a serial device on any pyserial URL, for asyncio.
+
+Opened with ``serial.serial_for_url(url)``, so a device path (``/dev/ttyUSB0``,
+115200 8N1 by default), a pty path, ``socket://host:port``, ``rfc2217://…`` and
+``spy://…`` all work the same (DEVICES.md: the shoe and the console are opened
+"by any pyserial URL").
+
+Why a thread: pyserial's URL handlers do not all expose a file descriptor an
+asyncio reader could watch (``rfc2217://`` runs its own thread, ``socket://``
+hides its socket), but every one of them implements a blocking ``read()`` with
+a timeout. So one thread per device owns the port: it opens it (a TCP connect
+or a slow USB adapter never blocks the event loop), reads with a short timeout
+so it notices a close request quickly, and hands each chunk to the loop with
+``call_soon_threadsafe``. Writes are small frames (at most 96 bytes) written
+from the loop thread under a lock, as pyserial's own ``serial.threaded``
+does; a write timeout bounds them and the lock keeps a write from touching a
+port the thread is closing. The thread takes at most ``MAX_INFLIGHT_CHUNKS``
+chunks ahead of the consumer, so a stalled consumer pauses reading instead of
+growing memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections import deque
+from types import TracebackType
+from typing import Any, Self
+
+import serial
+
+TRACE = 5
+"""Log level of raw bytes, below DEBUG (STYLE.md: raw bytes only at a trace level)."""
+logging.addLevelName(TRACE, "TRACE")
+
+DEFAULT_BAUDRATE = 115200
+READ_POLL_S = 0.05
+"""How long a blocking read waits before the thread checks whether it is to stop."""
+WRITE_TIMEOUT_S = 1.0
+READ_CHUNK_BYTES = 4096
+MAX_INFLIGHT_CHUNKS = 16
+CLOSE_TIMEOUT_S = 10.0
+"""Bound on waiting for the port thread to finish (an in-progress TCP connect can take
+pyserial's 5 s connect timeout)."""
+
+
+class DeviceLinkError(Exception):
+    """Base of the errors of the serial device drivers."""
+
+
+class TransportError(DeviceLinkError):
+    """The link failed or is not up; retrying later (after a reconnect) may succeed."""
+
+
+class DeviceError(DeviceLinkError):
+    """The device answered with something unusable or refused what was asked."""
+
+
+class DeviceTimeout(DeviceLinkError):
+    """The device did not answer in time; retrying may help."""
+
+
+def _set_result(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _set_exception(fut: asyncio.Future[None], exc: BaseException) -> None:
+    if not fut.done():
+        fut.set_exception(exc)
+
+
+class SerialTransport:
+    """An open-once byte link on a pyserial URL; a new object for each connection.
+
+    ``await open()`` (or ``async with``), then ``await read()`` for each chunk and
+    ``write()`` for frames; ``await close()`` stops the thread and closes the port.
+    ``read()`` and ``write()`` raise :class:`TransportError` once the link is lost.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        baudrate: int = DEFAULT_BAUDRATE,
+        logger: logging.Logger | None = None,
+        **serial_options: Any,
+    ) -> None:
+        self.url = url
+        self._options: dict[str, Any] = {
+            "baudrate": baudrate,
+            "timeout": READ_POLL_S,
+            "write_timeout": WRITE_TIMEOUT_S,
+            **serial_options,
+        }
+        self._log = logger or logging.getLogger(__name__)
+        self._port: Any = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._credit = threading.Semaphore(MAX_INFLIGHT_CHUNKS)
+        self._thread: threading.Thread | None = None
+        self._chunks: deque[bytes | BaseException] = deque()
+        self._wakeup: asyncio.Event | None = None
+        self._closed: asyncio.Future[None] | None = None
+        self._failure: TransportError | None = None
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def is_open(self) -> bool:
+        return self._port is not None and self._failure is None and not self._stop.is_set()
+
+    async def open(self) -> None:
+        """Open the port on its thread; TransportError if it cannot be opened now.
+
+        A URL pyserial does not understand raises ValueError: no retry mends that.
+        """
+        if self._thread is not None:
+            raise RuntimeError("a SerialTransport is opened once; make a new one to reconnect")
+        loop = asyncio.get_running_loop()
+        opened: asyncio.Future[None] = loop.create_future()
+        self._closed = closed = loop.create_future()
+        self._wakeup = asyncio.Event()
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(loop, opened, closed),
+            name=f"serial-io {self.url}",
+            daemon=True,
+        )
+        self._thread.start()
+        try:
+            await asyncio.shield(opened)
+        except (serial.SerialException, OSError) as exc:
+            await self.close()
+            raise TransportError(f"cannot open {self.url}: {exc}") from exc
+        except BaseException:
+            await self.close()
+            raise
+
+    async def read(self) -> bytes:
+        """The next chunk of bytes; TransportError once the link is lost."""
+        assert self._wakeup is not None, "read() before open()"
+        while not self._chunks:
+            if self._failure is not None:
+                raise self._failure
+            if self._stop.is_set():
+                raise TransportError(f"{self.url} is closed")
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        item = self._chunks.popleft()
+        self._credit.release()
+        if isinstance(item, BaseException):
+            self._failure = TransportError(f"{self.url}: {item}")
+            raise self._failure from item
+        return item
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` now; TransportError if the link is down or the write fails."""
+        with self._lock:
+            port = self._port
+            if port is None or self._failure is not None or self._stop.is_set():
+                raise TransportError(f"{self.url} is not open")
+            try:
+                port.write(data)
+            except (serial.SerialException, OSError) as exc:
+                raise TransportError(f"write to {self.url} failed: {exc}") from exc
+        if self._log.isEnabledFor(TRACE):
+            self._log.log(TRACE, "%s tx %r", self.url, data)
+
+    async def close(self) -> None:
+        """Stop the port thread and close the port; safe to call more than once."""
+        self._stop.set()
+        if self._wakeup is not None:
+            self._wakeup.set()
+        with self._lock:
+            # Under the lock: the thread closes the port under it too, and a cancel
+            # written after that could land on a descriptor number already reused.
+            cancel = getattr(self._port, "cancel_read", None)
+            if callable(cancel):
+                with contextlib.suppress(Exception):
+                    cancel()
+        thread = self._thread
+        if thread is None:
+            return
+        if self._closed is not None and thread.is_alive():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._closed), CLOSE_TIMEOUT_S)
+        thread.join(timeout=CLOSE_TIMEOUT_S)
+
+    # -- the port thread -------------------------------------------------------------
+
+    def _run(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        opened: asyncio.Future[None],
+        closed: asyncio.Future[None],
+    ) -> None:
+        try:
+            try:
+                port = serial.serial_for_url(self.url, **self._options)
+            except BaseException as exc:  # every failure goes to open()'s caller
+                self._call(loop, _set_exception, opened, exc)
+                return
+            with self._lock:
+                self._port = port
+            self._call(loop, _set_result, opened)
+            try:
+                self._pump(loop, port)
+            finally:
+                with self._lock:
+                    self._port = None
+                    with contextlib.suppress(Exception):
+                        port.close()
+        finally:
+            self._call(loop, _set_result, closed)
+
+    def _pump(self, loop: asyncio.AbstractEventLoop, port: Any) -> None:
+        while not self._stop.is_set():
+            try:
+                data: bytes = port.read(1)
+                if data:
+                    waiting = port.in_waiting
+                    while waiting and len(data) < READ_CHUNK_BYTES:
+                        data += port.read(min(waiting, READ_CHUNK_BYTES - len(data)))
+                        waiting = port.in_waiting
+            except BaseException as exc:  # read() turns it into TransportError
+                if not self._stop.is_set():
+                    self._hand_over(loop, exc)
+                return
+            if data:
+                if self._log.isEnabledFor(TRACE):
+                    self._log.log(TRACE, "%s rx %r", self.url, data)
+                if not self._hand_over(loop, data):
+                    return
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop, item: bytes | BaseException) -> bool:
+        while not self._credit.acquire(timeout=READ_POLL_S):
+            if self._stop.is_set():
+                return False
+        return self._call(loop, self._deliver, item)
+
+    def _deliver(self, item: bytes | BaseException) -> None:
+        self._chunks.append(item)
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    @staticmethod
+    def _call(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> bool:
+        try:
+            loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed: nobody is left to hand anything to
+            return False
+        return True

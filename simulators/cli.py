@@ -1,0 +1,278 @@
+"""``table-controller sim shoe|console|sensors``: one simulated device for a test rig.
+
+The shoe and the console are served on ``--listen HOST:PORT`` (the driver opens
+``socket://HOST:PORT``) or on a pty (``--pty``; the driver opens the path
+printed). The first line on stdout is the URL to open. Lines on stdin act on
+the device (``help`` lists them), so a rig, or a person at a terminal, can
+deal cards and press buttons:
+
+    shoe:     draw [CARD] | misread | drop | door | jam | fault | ok | hang | resume
+              | power | unplug | shuffle
+    console:  press ACTION [ARG] | restart | unplug | hang | resume
+
+``sensors`` is handed to :mod:`simulators.sensors` with the rest of the
+command line, imported only when chosen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from drivers.console.frames import ConsoleAction
+from drivers.lineframe.cards import Card
+from drivers.shoe.frames import ShoeCondition
+from simulators.console import ConsoleSimulator
+from simulators.shoe import ShoeEmptyError, ShoeFaults, ShoeSimulator
+
+DEVICES = ("shoe", "console", "sensors")
+DEFAULT_PORTS = {"shoe": 7001, "console": 7002}
+"""As in the example table configuration of DEVICES.md."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("device", choices=DEVICES, help="which device to simulate")
+    parser.add_argument(
+        "options",
+        nargs=argparse.REMAINDER,
+        help="the device's own options (table-controller sim DEVICE --help)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    device: str = args.device
+    if device == "sensors":
+        module = importlib.import_module("simulators.sensors")
+        parser = argparse.ArgumentParser(prog="table-controller sim sensors")
+        module.add_arguments(parser)
+        return _run_async(module.serve_from_args(parser.parse_args(args.options)))
+    parser = argparse.ArgumentParser(prog=f"table-controller sim {device}")
+    _add_common(parser, device)
+    if device == "shoe":
+        _add_shoe(parser)
+    options = parser.parse_args(args.options)
+    return _run_async(_serve(device, options))
+
+
+def _add_common(parser: argparse.ArgumentParser, device: str) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default=f"127.0.0.1:{DEFAULT_PORTS[device]}",
+        help="TCP address to serve on (default %(default)s; port 0 picks a free one)",
+    )
+    where.add_argument("--pty", action="store_true", help="serve on a pty instead of TCP")
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        default=0.5,
+        metavar="S",
+        help="seconds between STATUS heartbeats (default %(default)s)",
+    )
+
+
+def _add_shoe(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--decks", type=int, default=6, help="decks in the shoe (default 6)")
+    parser.add_argument("--seed", type=int, help="shuffle and fault seed (default: random)")
+    parser.add_argument(
+        "--penetration",
+        type=float,
+        default=0.75,
+        help="fraction of the cards before the cover card (default %(default)s)",
+    )
+    parser.add_argument("--serial", default="SIM-SHOE-0001", help="serial number in HELLO")
+    parser.add_argument("--auto-draw", type=float, metavar="S", help="draw a card every S seconds")
+    for name, help_ in (
+        ("misread", "probability that a card is misread"),
+        ("drop", "probability that a read's frame is lost"),
+        ("garbage", "probability of noise bytes before a frame"),
+        ("bad-checksum", "probability that a frame has a wrong checksum"),
+    ):
+        parser.add_argument(f"--{name}", type=float, default=0.0, metavar="P", help=help_)
+
+
+def _parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise SystemExit(f"--listen wants HOST:PORT, not {text!r}")
+    return host, int(port)
+
+
+def _run_async(main: Coroutine[Any, Any, None]) -> int:
+    try:
+        asyncio.run(main)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _make(device: str, options: argparse.Namespace) -> ShoeSimulator | ConsoleSimulator:
+    if device == "console":
+        return ConsoleSimulator(heartbeat_s=options.heartbeat)
+    faults = ShoeFaults(
+        misread=options.misread,
+        drop=options.drop,
+        garbage=options.garbage,
+        bad_checksum=options.bad_checksum,
+    )
+    return ShoeSimulator(
+        decks=options.decks,
+        seed=options.seed,
+        penetration=options.penetration,
+        serial=options.serial,
+        heartbeat_s=options.heartbeat,
+        faults=faults,
+    )
+
+
+async def _serve(device: str, options: argparse.Namespace) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with _make(device, options) as sim:
+        if options.pty:
+            url = await sim.serve_pty()
+        else:
+            url = await sim.serve_tcp(*_parse_listen(options.listen))
+        _say(url)
+        commands: asyncio.Queue[str | None] = asyncio.Queue()
+        _read_stdin(loop, commands)
+        if isinstance(sim, ShoeSimulator):
+            act = _shoe_command(sim)
+        else:
+            act = _console_command(sim)
+            # Answers and display lines go to stdout as the frames' bodies.
+            sim.observers.append(lambda command: _say(command.body()))
+        tasks = [asyncio.create_task(_obey(act, commands, stop), name=f"sim-{device}-stdin")]
+        if isinstance(sim, ShoeSimulator) and options.auto_draw:
+            tasks.append(
+                asyncio.create_task(_auto_draw(sim, options.auto_draw), name="sim-shoe-auto-draw")
+            )
+        await stop.wait()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _read_stdin(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
+    """Lines of stdin into ``queue`` (None at the end). A thread, because stdin may be a
+    file, a pipe or a terminal and only a plain blocking read works for all three."""
+
+    def pump() -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(queue.put_nowait, line.strip())
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=pump, name="sim-stdin", daemon=True).start()
+
+
+async def _obey(
+    act: Callable[[list[str]], str], commands: asyncio.Queue[str | None], stop: asyncio.Event
+) -> None:
+    while (line := await commands.get()) is not None:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] in ("quit", "exit"):
+            stop.set()
+            return
+        try:
+            _say(act(words))
+        except (ValueError, ShoeEmptyError) as exc:
+            _say(f"error {exc}")
+
+
+def _shoe_command(sim: ShoeSimulator) -> Callable[[list[str]], str]:
+    states = {
+        "door": ShoeCondition.DOOR_OPEN,
+        "jam": ShoeCondition.JAM,
+        "fault": ShoeCondition.FAULT,
+        "ok": ShoeCondition.OK,
+    }
+
+    def act(words: list[str]) -> str:
+        match words:
+            case ["draw"]:
+                read = sim.draw()
+            case ["draw", card]:
+                read = sim.draw(Card.parse(card))
+            case ["misread"]:
+                read = sim.draw(misread=True)
+            case ["drop"]:
+                read = sim.draw(drop=True)
+            case [state] if state in states:
+                sim.set_state(states[state])
+                return f"state {sim.state}"
+            case ["hang"]:
+                sim.hang()
+                return "hung"
+            case ["resume"]:
+                sim.resume()
+                return "resumed"
+            case ["power"]:
+                sim.power_cycle()
+                return "power cycled"
+            case ["unplug"]:
+                sim.disconnect()
+                return "unplugged"
+            case ["shuffle"]:
+                sim.load()
+                return f"new shoe of {sim.remaining} cards"
+            case _:
+                raise ValueError(
+                    "commands: draw [CARD] | misread | drop | door | jam | fault | ok | hang"
+                    " | resume | power | unplug | shuffle | quit"
+                )
+        return f"read {read.n} {read.card or 'COVER'} {read.frame.TAG}"
+
+    return act
+
+
+def _console_command(sim: ConsoleSimulator) -> Callable[[list[str]], str]:
+    def act(words: list[str]) -> str:
+        match words:
+            case ["press", action]:
+                return f"pressed {sim.press(ConsoleAction(action.upper()))}"
+            case ["press", action, arg]:
+                return f"pressed {sim.press(ConsoleAction(action.upper()), arg)}"
+            case ["restart"]:
+                sim.restart()
+                return "restarted"
+            case ["unplug"]:
+                sim.disconnect()
+                return "unplugged"
+            case ["hang"]:
+                sim.hang()
+                return "hung"
+            case ["resume"]:
+                sim.resume()
+                return "resumed"
+            case _:
+                raise ValueError(
+                    "commands: press ACTION [ARG] | restart | unplug | hang | resume | quit"
+                )
+
+    return act
+
+
+async def _auto_draw(sim: ShoeSimulator, every_s: float) -> None:
+    while True:
+        await asyncio.sleep(every_s)
+        if sim.remaining == 0:
+            sim.load()
+        read = sim.draw()
+        _say(f"read {read.n} {read.card or 'COVER'} {read.frame.TAG}")

@@ -1,0 +1,159 @@
+"""The simulated board's own surface: CLI options, stdin commands, the `sim sensors` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from drivers.sensors import BoardOffline, BoardOnline, SensorBoardClient, SpotsSnapshot
+from simulators.sensors import (
+    SimulatedBoard,
+    add_arguments,
+    board_from_args,
+    describe,
+    run_command,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 10.0
+
+
+def parse(argv: list[str], parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    parser = parser or argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_options_build_the_board_they_describe() -> None:
+    args = parse(
+        [
+            "--listen=127.0.0.1:0",
+            "--vid=16c0",
+            "--pid=05df",
+            "--serial=SB-9",
+            "--no-rfid",
+            "--heartbeat-ms=50",
+            "--spot=1:0:2500",
+            "--spot=3:2",
+        ]
+    )
+    board = board_from_args(args)
+    assert (board.identity.vid, board.identity.pid, board.identity.serial) == (
+        0x16C0,
+        0x05DF,
+        "SB-9",
+    )
+    assert not board.rfid
+    assert board.heartbeat_s == 0.05
+    assert board.values == ((0, 2500), (8, 100))
+    assert board.seq == 1
+    assert parse([]).listen == "127.0.0.1:7003"
+
+
+def test_a_parser_that_already_has_listen_is_accepted() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--listen", default="0.0.0.0:9")
+    args = parse(["--serial", "X"], parser)
+    assert (args.listen, args.serial) == ("0.0.0.0:9", "X")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--spot=11:0"], ["--spot=1:3:5"], ["--spot=a:b"], ["--vid=12345"], ["--vid=zz"]],
+    ids=["position", "spot", "words", "vid-range", "vid-hex"],
+)
+def test_bad_options_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse(argv)
+    assert "error" in capsys.readouterr().err
+
+
+def test_heartbeats_must_come_at_least_every_250_ms() -> None:
+    with pytest.raises(ValueError, match="heartbeat"):
+        SimulatedBoard(heartbeat_s=0.3)
+
+
+async def test_stdin_commands_act_on_the_board() -> None:
+    async with SimulatedBoard() as board:
+        assert "seq 1" in await run_command(board, ["spot", "2", "1", "500"])
+        assert board.values == ((4, 500),)
+        await run_command(board, ["spot", "2", "1", "-"])
+        assert not board.values
+        await run_command(board, ["fault", "7", "on"])
+        assert board.fault == 1 << 7
+        await run_command(board, ["spot", "1", "0", "100"])
+        await run_command(board, ["clear"])
+        assert board.present == 0
+        await run_command(board, ["unplug"])
+        assert not board.plugged
+        assert "unplugged" in describe(board)
+        await run_command(board, ["replug"])
+        assert board.plugged
+        await run_command(board, ["hang"])
+        await run_command(board, ["resume"])
+        for bad in (["dance"], ["spot", "1"], ["spot", "x", "0", "1"], ["fault", "40", "on"]):
+            with pytest.raises(ValueError, match=r"commands|must|invalid"):
+                await run_command(board, bad)
+
+
+async def test_the_sim_sensors_command_serves_a_board_driven_from_stdin() -> None:
+    """`table-controller sim sensors` end to end: URL on stdout, commands on stdin."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "table_controller.cli",
+        "sim",
+        "sensors",
+        "--listen",
+        "127.0.0.1:0",
+        "--serial",
+        "CLI-1",
+        "--spot",
+        "1:0:2500",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(WAIT_S):
+            url = (await process.stdout.readline()).decode().strip()
+        assert url.startswith("simusb://127.0.0.1:")
+        async with SensorBoardClient(url) as client, asyncio.timeout(WAIT_S):
+            online = await anext(client)
+            assert online == BoardOnline("CLI-1", "Bet sensor board (simulated)")
+            first = await anext(client)
+            assert isinstance(first, SpotsSnapshot)
+            assert first.values == ((0, 2500),)
+
+            process.stdin.write(b"spot 2 2 700\n")
+            await process.stdin.drain()
+            second = await anext(client)
+            assert isinstance(second, SpotsSnapshot)
+            assert second.values == ((0, 2500), (5, 700))
+
+            assert await client.set_lights(1 << 5)
+            while (line := (await process.stdout.readline()).decode().strip()) != "lights 0x20":
+                assert line, "the simulator ended"
+
+            process.stdin.write(b"quit\n")
+            await process.stdin.drain()
+            assert await process.wait() == 0
+            offline = await anext(client)
+            assert isinstance(offline, BoardOffline)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        process.stdin.close()
+        await process.stdin.wait_closed()
+        # Drain what is left so the pipe is closed by its transport.
+        await process.stdout.read()
