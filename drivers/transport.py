@@ -31,6 +31,8 @@ from typing import Any, Self
 
 import serial
 
+from drivers.errors import DeviceError, DeviceLinkError, DeviceTimeout, TransportError
+
 TRACE = 5
 """Log level of raw bytes, below DEBUG (STYLE.md: raw bytes only at a trace level)."""
 logging.addLevelName(TRACE, "TRACE")
@@ -46,20 +48,12 @@ CLOSE_TIMEOUT_S = 10.0
 pyserial's 5 s connect timeout)."""
 
 
-class DeviceLinkError(Exception):
-    """Base of the errors of the serial device drivers."""
-
-
-class TransportError(DeviceLinkError):
-    """The link failed or is not up; retrying later (after a reconnect) may succeed."""
-
-
-class DeviceError(DeviceLinkError):
-    """The device answered with something unusable or refused what was asked."""
-
-
-class DeviceTimeout(DeviceLinkError):
-    """The device did not answer in time; retrying may help."""
+__all__ = [
+    "DeviceError",
+    "DeviceLinkError",
+    "DeviceTimeout",
+    "TransportError",
+]
 
 
 def _set_result(fut: asyncio.Future[None]) -> None:

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+from drivers.errors import DeviceError, DeviceLinkError, DeviceTimeout, TransportError
 
-class SensorBoardError(Exception):
-    """Base of every error raised by the sensor-board driver."""
+SensorBoardError = DeviceLinkError
+"""Every error of the sensor-board driver is one of the drivers' common errors."""
 
-
-class TransportError(SensorBoardError):
-    """The link to the board failed; the same call may succeed when retried."""
-
-
-class DeviceError(SensorBoardError):
-    """The board (or what claims to be one) answered with something unusable."""
-
-
-class DeviceTimeout(SensorBoardError):
-    """The board did not complete a transfer in time; retrying may help."""
+__all__ = [
+    "BackendUnavailable",
+    "BadReport",
+    "DeviceError",
+    "DeviceTimeout",
+    "SensorBoardError",
+    "TransportError",
+]
 
 
 class BadReport(DeviceError):
@@ -31,7 +29,7 @@ class BadReport(DeviceError):
         self.data = bytes(data)
 
 
-class BackendUnavailable(SensorBoardError):
+class BackendUnavailable(DeviceLinkError):
     """No USB backend can reach the board (libusb missing, or a URL no backend serves).
 
     Retrying does not help: install libusb 1.0 or fix the device URL.

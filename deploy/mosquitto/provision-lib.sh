@@ -1,0 +1,172 @@
+# shellcheck shell=bash
+# Shared by provision-table.sh and provision-pit.sh (sourced, not run).
+#
+# Each account is one line of the broker's password file (mosquitto_passwd)
+# and one managed block of its ACL file:
+#   # >>> KIND NAME
+#   user NAME
+#   topic ACCESS TOPIC
+#   # <<< KIND NAME
+# A name has at most one block; provisioning replaces it, never adds a second.
+#
+# Environment:
+#   PIT_BROKER_PASSWD  password file   (default /etc/mosquitto/pit-broker.passwd)
+#   PIT_BROKER_ACL     ACL file        (default /etc/mosquitto/pit-broker.acl;
+#                      created from pit-broker.acl beside this script if missing)
+#   PIT_BROKER_GROUP   group given read access to both when run as root
+#                      (default mosquitto: the broker reads them after dropping
+#                      to its own user; empty to leave the group alone)
+
+readonly PROVISION_NAME_RE='^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'
+readonly PROVISION_LOCK_WAIT_S=30
+
+passwd_file=${PIT_BROKER_PASSWD:-/etc/mosquitto/pit-broker.passwd}
+acl_file=${PIT_BROKER_ACL:-/etc/mosquitto/pit-broker.acl}
+broker_group=${PIT_BROKER_GROUP-mosquitto}
+provision_dir=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+die() {
+    echo "${0##*/}: $*" >&2
+    exit 1
+}
+
+# check_name WHAT VALUE: one whole topic level, as table_controller.config
+# demands of a table id and a site: no '/', '+' or '#', which would let an
+# account's rule reach into another's topics.
+check_name() {
+    [[ $2 =~ $PROVISION_NAME_RE ]] ||
+        die "$1 '$2' must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+}
+
+# The broker must be able to read what it is given, and nobody else.
+protect() {
+    chmod 0640 -- "$1"
+    if [[ -n $broker_group && $EUID -eq 0 ]] && getent group "$broker_group" >/dev/null; then
+        chgrp -- "$broker_group" "$1"
+    fi
+}
+
+# Files are replaced whole (write beside, then rename), so the broker never
+# reads half a file on a reload.
+replace_file() { # TARGET: new content on stdin
+    local tmp
+    tmp=$(mktemp -- "$1.XXXXXX")
+    cat >"$tmp"
+    protect "$tmp"
+    mv -f -- "$tmp" "$1"
+}
+
+# Serialise provisioning runs against the same broker files.
+take_lock() {
+    local dir
+    dir=$(dirname -- "$acl_file")
+    [[ -d $dir ]] || die "no directory $dir for the ACL file (set PIT_BROKER_ACL)"
+    exec {provision_lock_fd}<"$dir"
+    flock -w "$PROVISION_LOCK_WAIT_S" "$provision_lock_fd" ||
+        die "another provisioning run holds $dir for more than ${PROVISION_LOCK_WAIT_S}s"
+}
+
+ensure_files() {
+    command -v mosquitto_passwd >/dev/null ||
+        die "mosquitto_passwd not found (apt-get install mosquitto)"
+    if [[ ! -e $acl_file ]]; then
+        replace_file "$acl_file" <"$provision_dir/pit-broker.acl"
+    fi
+    if [[ ! -e $passwd_file ]]; then
+        : | replace_file "$passwd_file"
+    fi
+}
+
+# account_kind NAME: the kind of NAME's managed block, or nothing.
+account_kind() {
+    awk -v n="$1" '$1 == "#" && $2 == ">>>" && $4 == n { print $3; exit }' "$acl_file"
+}
+
+# The ACL file without NAME's block.
+acl_without() {
+    awk -v n="$1" '
+        $1 == "#" && $2 == ">>>" && $4 == n { skip = 1; next }
+        $1 == "#" && $2 == "<<<" && $4 == n { skip = 0; next }
+        !skip' "$acl_file"
+}
+
+new_secret() {
+    # 32 random bytes, URL-safe base64: no ':' (the password file's separator),
+    # no quotes or spaces to trip a config or shell.
+    openssl rand -base64 32 | tr '+/' '-_' | tr -d '=\n'
+}
+
+write_secret() { # FILE SECRET
+    local tmp
+    tmp=$(mktemp -- "$1.XXXXXX")
+    printf '%s' "$2" >"$tmp"
+    chmod 0600 -- "$tmp"
+    mv -f -- "$tmp" "$1"
+}
+
+# provision KIND NAME ROTATE SECRET_FILE RULE...
+#   Creates or updates NAME's password and its ACL block. The secret is kept
+#   from SECRET_FILE when that file already holds one (unless ROTATE=1), so a
+#   second run changes nothing that matters; else a new one is made. It goes
+#   to SECRET_FILE (mode 0600) or, without one, to standard output.
+provision() {
+    local kind=$1 name=$2 rotate=$3 secret_file=$4
+    shift 4
+    local existing secret rule
+    take_lock
+    ensure_files
+    existing=$(account_kind "$name")
+    if [[ -n $existing && $existing != "$kind" ]]; then
+        die "'$name' is already a $existing account on this broker; remove it first (${0##*/} --remove ...) or choose another name"
+    fi
+    if [[ -n $secret_file && -s $secret_file && $rotate -eq 0 ]]; then
+        secret=$(<"$secret_file")
+        [[ $secret != *$'\n'* && -n $secret ]] || die "$secret_file does not hold a one-line secret"
+        echo "keeping the secret in $secret_file (--rotate for a new one)" >&2
+    else
+        secret=$(new_secret)
+    fi
+
+    # mosquitto_passwd reads the password twice from standard input; on the
+    # command line (-b) it would show in the process list.
+    printf '%s\n%s\n' "$secret" "$secret" | mosquitto_passwd "$passwd_file" "$name" >/dev/null ||
+        die "mosquitto_passwd could not set the password of '$name' in $passwd_file"
+    protect "$passwd_file"
+
+    {
+        acl_without "$name"
+        printf '# >>> %s %s\n' "$kind" "$name"
+        printf 'user %s\n' "$name"
+        for rule in "$@"; do
+            printf '%s\n' "$rule"
+        done
+        printf '# <<< %s %s\n' "$kind" "$name"
+    } | replace_file "$acl_file"
+
+    if [[ -n $secret_file ]]; then
+        write_secret "$secret_file" "$secret"
+        echo "$kind '$name' provisioned; its secret is in $secret_file (mode 0600)" >&2
+    else
+        printf '%s\n' "$secret"
+        echo "$kind '$name' provisioned; the line above is its secret" >&2
+    fi
+    echo "apply to a running broker: systemctl reload mosquitto" >&2
+}
+
+# deprovision KIND NAME: drop NAME's password and ACL block.
+deprovision() {
+    local kind=$1 name=$2 existing
+    take_lock
+    ensure_files
+    existing=$(account_kind "$name")
+    if [[ -n $existing && $existing != "$kind" ]]; then
+        die "'$name' is a $existing account, not a $kind one: nothing removed"
+    fi
+    if awk -F: -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$passwd_file"; then
+        mosquitto_passwd -D "$passwd_file" "$name" >/dev/null ||
+            die "mosquitto_passwd could not remove '$name' from $passwd_file"
+        protect "$passwd_file"
+    fi
+    acl_without "$name" | replace_file "$acl_file"
+    echo "$kind '$name' removed; apply to a running broker: systemctl reload mosquitto" >&2
+}
