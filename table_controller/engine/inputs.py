@@ -1,0 +1,147 @@
+"""What the table engine is told: one frozen record per thing that happened.
+
+Every input carries ``at``, the moment it happened (aware, UTC), so the engine
+never reads a clock and a journal of inputs replays to the same table.
+The service builds these from the device clients' events and journals them
+(``codec.py``) before the engine sees them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypeAlias
+
+DeviceName = Literal["shoe", "console", "sensors"]
+DEVICE_NAMES: tuple[DeviceName, ...] = ("shoe", "console", "sensors")
+
+# The shoe driver's reason when a HELLO shows that the shoe rebooted (DEVICES.md):
+# its read counter starts again, so the next read numbers begin at ``first_missing``.
+REASON_SHOE_REBOOTED = "shoe_rebooted"
+# The shoe driver's reason when a RESEND did not fill a gap within 1 s (DEVICES.md).
+REASON_RESEND_TIMEOUT = "resend_timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class CardRead:
+    """The shoe read card ``card`` (rank then suit, e.g. ``"TD"``) as read number ``n``."""
+
+    at: datetime
+    n: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class Misread:
+    """Card ``n`` passed the reader but was not recognised."""
+
+    at: datetime
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class CoverRead:
+    """The cover card passed the reader as read ``n`` (§(h)(4))."""
+
+    at: datetime
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadGap:
+    """The shoe driver could not fill a gap in its read numbers.
+
+    ``reason`` is ``"resend_timeout"`` (the reads from ``first_missing`` were
+    given up) or ``"shoe_rebooted"`` (the shoe's counter started again and the
+    next read numbers begin at ``first_missing``, normally 1).
+    """
+
+    at: datetime
+    first_missing: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpotsChanged:
+    """A snapshot of the bet sensor board.
+
+    ``present`` and ``fault`` are bitmasks, bit = (position - 1) * 3 + spot with
+    spot 0 initial, 1 tie, 2 war. ``values`` lists ``(bit, cents)`` for every
+    occupied spot, or is ``None`` for a presence-only board.
+    """
+
+    at: datetime
+    present: int
+    fault: int
+    values: tuple[tuple[int, int], ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolePress:
+    """Dealer console press number ``k``: ``action`` and its optional argument."""
+
+    at: datetime
+    k: int
+    action: str
+    arg: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleRestarted:
+    """The console's press numbering started again: earlier answers are forgotten."""
+
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOnline:
+    at: datetime
+    device: DeviceName
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOffline:
+    at: datetime
+    device: DeviceName
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeStatus:
+    """The shoe's own state from its heartbeat: ``OK``, ``DOOR_OPEN``, ``JAM`` or ``FAULT``."""
+
+    at: datetime
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class PublishRefused:
+    """The broker refused a publish (PUBACK reason code >= 0x80, MQTT.md)."""
+
+    at: datetime
+    topic: str
+    reason_code: int
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passing; nothing else."""
+
+    at: datetime
+
+
+Input: TypeAlias = (
+    CardRead
+    | Misread
+    | CoverRead
+    | ReadGap
+    | SpotsChanged
+    | ConsolePress
+    | ConsoleRestarted
+    | DeviceOnline
+    | DeviceOffline
+    | ShoeStatus
+    | PublishRefused
+    | Tick
+)

@@ -1,0 +1,288 @@
+"""Settlement arithmetic and the round record (GAME.md "Settlement arithmetic", MQTT.md).
+
+Every number comes from the rules profile: odds, the surrender loss and the
+war accounting table. A wager's ``net`` is ``amount × net_per_unit`` rounded
+down to the cent, i.e. in the house's favour; the only fractional case is the
+surrender, where the player gets back half the initial wager rounded down
+(§(i)(3)(i)): net = -(amount - amount // 2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from fractions import Fraction
+from typing import Any, Final
+
+from table_controller.engine.state import (
+    CardSlot,
+    Decision,
+    Hand,
+    Outcome,
+    Role,
+    RoundState,
+    SpotKind,
+    TableSetup,
+)
+from table_controller.rules import WagerSettlement
+
+ZERO: Final = Fraction(0)
+_INITIAL: Final = SpotKind.INITIAL.value
+_TIE_SPOT: Final = SpotKind.TIE.value
+_WAR: Final = SpotKind.WAR.value
+_WAR_TIE: Final = SpotKind.WAR_TIE.value
+_O_WIN: Final = Outcome.WIN
+_O_LOSE: Final = Outcome.LOSE
+_O_TIE: Final = Outcome.TIE
+_SURRENDER: Final = Decision.SURRENDER
+MINUS_ONE: Final = Fraction(-1)
+
+
+def rfc3339(at: datetime) -> str:
+    """``at`` in UTC as RFC 3339 with a ``Z`` (microseconds kept when present)."""
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def npu_json(npu: Fraction) -> int | float:
+    """A net per unit as JSON: an int when whole, else a float (-0.5)."""
+    return int(npu) if npu.denominator == 1 else float(npu)
+
+
+def wager_net(amount: int | None, npu: Fraction) -> int | None:
+    """``amount × npu`` in whole cents, rounded down (the surrender rounding)."""
+    if amount is None:
+        return None
+    if npu.denominator == 1:
+        return amount * npu.numerator
+    return math.floor(amount * npu)
+
+
+@dataclass(frozen=True, slots=True)
+class Pay:
+    """One way a wager can settle: result, net per unit and the odds shown."""
+
+    result: str
+    npu: Fraction
+    odds: str
+    npu_json: int | float = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "npu_json", npu_json(self.npu))
+
+
+def _pay(s: WagerSettlement) -> Pay:
+    return Pay(s.result, s.net_per_unit, s.odds)
+
+
+@dataclass(frozen=True, slots=True)
+class Paytable:
+    """A profile's settlement table, read once per setup."""
+
+    initial_win: Pay
+    initial_lose: Pay
+    surrender: Pay
+    tie_win: Pay
+    tie_lose: Pay
+    war_initial: dict[Outcome, Pay]
+    war_war: dict[Outcome, Pay]
+    initial_odds: str
+    tie_odds: str
+    war_odds: str
+    initial_collected_at_war_decision: bool
+    war_tie_wager_allowed: bool
+
+
+_PAYTABLES: dict[int, tuple[TableSetup, Paytable]] = {}
+
+
+def paytable(setup: TableSetup) -> Paytable:
+    """The paytable of ``setup``'s profile (cached by identity: setups are immutable)."""
+    hit = _PAYTABLES.get(id(setup))
+    if hit is not None and hit[0] is setup:
+        return hit[1]
+    rules = setup.rules
+    initial_odds = f"{rules.initial_odds}:1"
+    tie_odds = f"{rules.tie_odds}:1"
+    war = rules.war
+    by_outcome = {Outcome.WIN: war.win, Outcome.TIE: war.tie, Outcome.LOSE: war.lose}
+    table = Paytable(
+        # §(i)(1)(ii), §(j)(1): a higher card wins the initial wager at 1:1.
+        initial_win=Pay("win", Fraction(rules.initial_odds), initial_odds),
+        # §(i)(1)(i): a lower card loses the initial and the tie wager.
+        initial_lose=Pay("lose", MINUS_ONE, initial_odds),
+        # §(i)(3)(i): the player surrenders one half of the initial wager.
+        surrender=Pay("surrender", -rules.surrender_loss, initial_odds),
+        # §(i)(1)(iii), §(j)(2): a tie hand wins the tie wager at 10:1.
+        tie_win=Pay("win", Fraction(rules.tie_odds), tie_odds),
+        tie_lose=Pay("lose", MINUS_ONE, tie_odds),
+        war_initial={o: _pay(s.initial) for o, s in by_outcome.items()},
+        war_war={o: _pay(s.war) for o, s in by_outcome.items()},
+        initial_odds=initial_odds,
+        tie_odds=tie_odds,
+        # The posted war odds are those of a won war (§(j)(3): 2:1 under ny).
+        war_odds=war.win.war.odds,
+        initial_collected_at_war_decision=war.initial_collected_at_war_decision,
+        war_tie_wager_allowed=rules.war_tie_wager_allowed,
+    )
+    if len(_PAYTABLES) > 64:
+        _PAYTABLES.clear()
+    _PAYTABLES[id(setup)] = (setup, table)
+    return table
+
+
+def _wager(spot: str, amount: int | None, pay: Pay) -> dict[str, Any]:
+    return {
+        "spot": spot,
+        "amount": amount,
+        "odds": pay.odds,
+        "result": pay.result,
+        "net_per_unit": pay.npu_json,
+        "net": wager_net(amount, pay.npu),
+    }
+
+
+def _void(spot: str, amount: int | None, odds: str) -> dict[str, Any]:
+    return {
+        "spot": spot,
+        "amount": amount,
+        "odds": odds,
+        "result": "void",
+        "net_per_unit": 0,
+        "net": None if amount is None else 0,
+    }
+
+
+def settle_hand(pt: Paytable, hand: Hand) -> list[dict[str, Any]]:
+    """The settled wagers of a hand whose deal is complete (initial, tie, war, war_tie)."""
+    out: list[dict[str, Any]] = []
+    outcome = hand.outcome
+    if outcome is _O_WIN:
+        out.append(_wager(_INITIAL, hand.initial.amount, pt.initial_win))
+    elif outcome is _O_LOSE:
+        out.append(_wager(_INITIAL, hand.initial.amount, pt.initial_lose))
+    elif hand.decision is _SURRENDER:
+        out.append(_wager(_INITIAL, hand.initial.amount, pt.surrender))
+    else:
+        wo = hand.war_outcome
+        assert wo is not None
+        out.append(_wager(_INITIAL, hand.initial.amount, pt.war_initial[wo]))
+    if hand.tie is not None:
+        pay = pt.tie_win if outcome is _O_TIE else pt.tie_lose
+        out.append(_wager(_TIE_SPOT, hand.tie.amount, pay))
+    if hand.war is not None:
+        wo = hand.war_outcome
+        assert wo is not None
+        out.append(_wager(_WAR, hand.war.amount, pt.war_war[wo]))
+    if hand.war_tie is not None:
+        # §(i)(5)(ii)(c): the tie wager on the war deal wins on an equal war card.
+        pay = pt.tie_win if hand.war_outcome is _O_TIE else pt.tie_lose
+        out.append(_wager(_WAR_TIE, hand.war_tie.amount, pay))
+    return out
+
+
+def void_hand(pt: Paytable, hand: Hand) -> list[dict[str, Any]]:
+    """Every latched wager of a hand, voided (a misdeal): net 0, or null when unknown."""
+    out = [_void(_INITIAL, hand.initial.amount, pt.initial_odds)]
+    if hand.tie is not None:
+        out.append(_void(_TIE_SPOT, hand.tie.amount, pt.tie_odds))
+    if hand.war is not None:
+        out.append(_void(_WAR, hand.war.amount, pt.war_odds))
+    if hand.war_tie is not None:
+        out.append(_void(_WAR_TIE, hand.war_tie.amount, pt.tie_odds))
+    return out
+
+
+def _sum(nets: list[int | None]) -> int | None:
+    total = 0
+    for n in nets:
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+def card_json(slot: CardSlot) -> dict[str, Any]:
+    return {
+        "n": slot.n,
+        "card": slot.card,
+        "role": slot.role._value_,
+        "position": slot.position,
+        "source": slot.source._value_,
+    }
+
+
+def build_record(
+    setup: TableSetup,
+    rnd: RoundState,
+    *,
+    round_id: int,
+    shoe_id: str | None,
+    dealer: str | None,
+    ended: datetime,
+    void_reason: str | None,
+) -> dict[str, Any]:
+    """The ``war-round/1`` body of a finished round (settled, or void with a reason)."""
+    pt = paytable(setup)
+    void = void_reason is not None
+    cards = rnd.cards
+    # One pass over the cards: each hand's card and war card, the dealer's cards.
+    dealt: dict[tuple[Role, int | None], str | None] = {}
+    for c in cards:
+        dealt.setdefault((c.role, c.position), c.card)
+    entries: list[tuple[int, dict[str, Any]]] = []
+    for hand in rnd.hands:
+        wagers = void_hand(pt, hand) if void else settle_hand(pt, hand)
+        entries.append(
+            (
+                hand.position,
+                {
+                    "position": hand.position,
+                    "card": dealt.get((Role.POSITION, hand.position)),
+                    "outcome": None if hand.outcome is None else hand.outcome._value_,
+                    "decision": None if hand.decision is None else hand.decision._value_,
+                    "war_card": dealt.get((Role.WAR_POSITION, hand.position)),
+                    "war_outcome": (None if hand.war_outcome is None else hand.war_outcome._value_),
+                    "wagers": wagers,
+                    "net": _sum([w["net"] for w in wagers]),
+                },
+            )
+        )
+    for position, amount in rnd.void_ties:
+        # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
+        wager = _void(_TIE_SPOT, amount, pt.tie_odds)
+        entries.append(
+            (
+                position,
+                {
+                    "position": position,
+                    "card": None,
+                    "outcome": None,
+                    "decision": None,
+                    "war_card": None,
+                    "war_outcome": None,
+                    "wagers": [wager],
+                    "net": wager["net"],
+                },
+            )
+        )
+    if rnd.void_ties:
+        entries.sort(key=lambda e: e[0])
+    positions = [e[1] for e in entries]
+    started = rnd.started if rnd.started is not None else ended
+    return {
+        "round_id": round_id,
+        "shoe_id": shoe_id,
+        "dealer": dealer,
+        "rules": setup.rules.name.value,
+        "started": rfc3339(started),
+        "ended": rfc3339(ended),
+        "void": void,
+        "void_reason": void_reason,
+        "cards": [card_json(c) for c in cards],
+        "dealer_card": dealt.get((Role.DEALER, None)),
+        "dealer_war_card": dealt.get((Role.WAR_DEALER, None)),
+        "positions": positions,
+        "net": _sum([p["net"] for p in positions]),
+        "alerts": list(rnd.alert_ids),
+    }

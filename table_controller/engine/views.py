@@ -1,0 +1,109 @@
+"""Read-only views of the table for the publisher (JSON-ready dicts, no envelope).
+
+``state_view`` is the ``table-state/1`` body, ``stats_view`` the
+``table-stats/1`` body, ``device_states`` the ``devices`` of ``table-status/1``.
+Burn cards appear as a count only, never with a rank (§(h)(1)).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from table_controller.engine.inputs import DEVICE_NAMES
+from table_controller.engine.settlement import card_json
+from table_controller.engine.state import (
+    BURN_ROLES,
+    SPOT_INITIAL,
+    SPOT_TIE,
+    SPOT_WAR,
+    Role,
+    TableState,
+    spot_bit,
+)
+
+
+def _live(state: TableState, position: int, spot: int) -> dict[str, Any]:
+    bit = spot_bit(position, spot)
+    return {"present": bool((state.spots.present >> bit) & 1), "amount": state.spots.value(bit)}
+
+
+def state_view(state: TableState) -> dict[str, Any]:
+    """The ``table-state/1`` body: phase, round, shoe, live wagers and cards on the layout."""
+    rnd = state.round
+    positions: list[dict[str, Any]] = []
+    for p in range(1, state.setup.positions + 1):
+        hand = rnd.hand(p)
+        war_tie = hand.war_tie if hand is not None else None
+        positions.append(
+            {
+                "position": p,
+                "wagers": {
+                    "initial": _live(state, p, SPOT_INITIAL),
+                    "tie": _live(state, p, SPOT_TIE),
+                    "war": _live(state, p, SPOT_WAR),
+                    "war_tie": {
+                        "present": war_tie is not None,
+                        "amount": None if war_tie is None else war_tie.amount,
+                    },
+                },
+                "cards": [
+                    card_json(c) for c in rnd.cards if c.position == p and c.role not in BURN_ROLES
+                ],
+            }
+        )
+    shoe = state.shoe
+    return {
+        "phase": state.phase.value,
+        "round_id": state.round_id,
+        "held": state.held,
+        "dealer": state.dealer,
+        "shoe": {
+            "id": shoe.id,
+            "cards_read": shoe.cards_read,
+            "cover_seen": shoe.cover_seen,
+            "burn_due": shoe.burns_due > 0,
+        },
+        "positions": positions,
+        "burns": sum(1 for c in rnd.cards if c.role in BURN_ROLES),
+        "dealer_card": rnd.card_of(Role.DEALER),
+        "dealer_war_card": rnd.card_of(Role.WAR_DEALER),
+        "open_alerts": [
+            {"alert": a.alert, "code": a.code.value, "severity": a.severity.value}
+            for a in state.alerts.open
+        ],
+    }
+
+
+def stats_view(state: TableState) -> dict[str, Any]:
+    """The ``table-stats/1`` body. ``drop``/``win`` in cents, None when amounts are unknown."""
+    st = state.stats
+    rounds_per_hour: float | None = None
+    if st.first_started is not None and st.last_ended is not None:
+        seconds = (st.last_ended - st.first_started).total_seconds()
+        if seconds > 0:
+            rounds_per_hour = round(st.rounds * 3600.0 / seconds, 2)
+    return {
+        "rounds": st.rounds,
+        "rounds_per_hour": rounds_per_hour,
+        "ties": st.ties,
+        "wars": st.wars,
+        "surrenders": st.surrenders,
+        "voids": st.voids,
+        "alerts_by_code": dict(st.alerts_by_code),
+        "drop": st.drop,
+        "win": st.win,
+    }
+
+
+def device_states(state: TableState) -> dict[str, dict[str, Any]]:
+    """Each device as ``{"state": "ok" | "offline" | "fault", "detail": str | None}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, dev in zip(DEVICE_NAMES, state.devices, strict=True):
+        if not dev.online:
+            out[name] = {"state": "offline", "detail": dev.detail}
+        elif name == "shoe" and dev.status != "OK":
+            # DEVICES.md: DOOR_OPEN / JAM / FAULT from the shoe's heartbeat.
+            out[name] = {"state": "fault", "detail": dev.status}
+        else:
+            out[name] = {"state": "ok", "detail": None}
+    return out
