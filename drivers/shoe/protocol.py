@@ -13,8 +13,10 @@ DEVICES.md, "Card-reading shoe":
 - The controller resumes from the last ``n`` it journaled (``last_n``): it asks
   only for what it missed, never for reads it already has.
 - A ``HELLO`` whose last ``n`` is below the last read taken means the shoe
-  rebooted and its counter starts again: if that last ``n`` is above 0, ask
-  ``RESEND,1`` and report :class:`ReadsLost` with reason ``shoe_rebooted``.
+  rebooted and its counter starts again: report :class:`ReadsLost` with reason
+  ``shoe_rebooted`` (always: whoever numbers reads after us must start again
+  too, and reads before the reboot may be lost), and if that last ``n`` is
+  above 0 ask ``RESEND,1``.
 - No ``STATUS`` for 3 s: the session is dropped as silent (GAME.md, ``DEVICE_OFFLINE``).
 """
 
@@ -243,8 +245,7 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
 
     def _restart_count(self, last_n: int, out: _Out) -> None:
         """The shoe rebooted: its numbering starts again at 1 (DEVICES.md)."""
-        if last_n > 0:
-            out.events.append(ReadsLost(self._taken + 1, ReadsLostReason.SHOE_REBOOTED))
+        out.events.append(ReadsLost(self._taken + 1, ReadsLostReason.SHOE_REBOOTED))
         self._taken = 0
         self._known_last = last_n
         self._held.clear()

@@ -152,11 +152,13 @@ def test_hello_below_what_was_taken_is_a_reboot() -> None:
     assert events == [CardDrawn(1, KH), CardDrawn(2, TD), CardDrawn(3, AS)]
 
 
-def test_a_reboot_with_nothing_read_restarts_the_count_quietly() -> None:
+def test_a_reboot_with_nothing_read_is_reported_and_restarts_the_count() -> None:
+    """DEVICES.md: the counter starts again; nothing to resend, but the controller numbering
+    reads after the driver must start again too, and reads before the reboot may be lost."""
     p = connected()
     feed(p, card(1), card(2))
     events, sent = feed(p, HelloFrame("S", "1", 0))
-    assert events == []
+    assert events == [ReadsLost(3, ReadsLostReason.SHOE_REBOOTED)]
     assert sent == []
     events, _ = feed(p, card(1, KH))
     assert events == [CardDrawn(1, KH)]

@@ -1,0 +1,206 @@
+"""``table-controller run --config table.toml``: the production service.
+
+One asyncio ``TaskGroup`` at the root owns every task: the three device tasks,
+the publisher, the status task and the systemd watchdog. SIGTERM and SIGINT
+stop it cleanly: the final ``status`` (``online: false``) is published when the
+broker is there, then the connection closes normally so the broker drops the
+last will.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from table_controller.config import ConfigError, TableConfig, load_config
+from table_controller.devices import console_task, sensors_task, shoe_task
+from table_controller.engine import PublishRefused
+from table_controller.journal import Journal, OutboxMessage
+from table_controller.publisher import Publisher, PublisherConfigError
+from table_controller.runner import TableRunner
+from table_controller.sdnotify import notify, watchdog_interval_s
+
+log = logging.getLogger(__name__)
+
+STATUS_INTERVAL_S = 1.0
+"""MQTT.md: status when the outbox figures change, at most once a second."""
+FINAL_STATUS_TIMEOUT_S = 3.0
+
+
+class TableService:
+    """The table controller: devices → engine → journal → MQTT, under one TaskGroup."""
+
+    def __init__(self, cfg: TableConfig) -> None:
+        self.cfg = cfg
+        cfg.storage.path.parent.mkdir(parents=True, exist_ok=True)
+        self.journal = Journal(cfg.storage.path)
+        try:
+            self.runner = TableRunner(cfg, self.journal)
+            self.publisher = Publisher(
+                cfg.mqtt,
+                client_id=cfg.table.id,
+                journal=self.journal,
+                will=self._will,
+                on_connect=self._on_connect,
+                on_refused=self._refused,
+                on_identity_conflict=self._identity_conflict,
+            )
+        except BaseException:
+            self.journal.close()
+            raise
+        self.runner.wake_publisher = self.publisher.wake
+        self.ready = asyncio.Event()
+        self.stopping = False
+
+    def _on_connect(self) -> None:
+        # MQTT.md: status on every connect. At a clean stop the publisher connects
+        # once more only to say the table is offline; an "online" status enqueued
+        # then would replace that unsent retained value in the outbox.
+        if self.stopping:
+            self._enqueue_final_status()
+        else:
+            self.runner.enqueue_status()
+
+    def _enqueue_final_status(self) -> None:
+        self.journal.enqueue([self.runner.status_message(online=False)])
+        self.publisher.wake()
+
+    def _will(self) -> OutboxMessage:
+        return self.runner.status_message(online=False)
+
+    def _refused(self, msg: OutboxMessage, reason_code: int) -> None:
+        self.runner.handle(
+            PublishRefused(
+                at=self.runner.clock(), topic=msg.topic, reason_code=reason_code, message_id=msg.id
+            )
+        )
+
+    def _identity_conflict(self, detail: str) -> None:
+        log.error(
+            "another client uses this table's identity %r on the broker (%s): "
+            "check that no second controller runs as this table",
+            self.cfg.table.id,
+            detail,
+        )
+
+    async def run(self) -> None:
+        """Run until cancelled; then publish the final status and close."""
+        try:
+            async with asyncio.TaskGroup() as tg:
+                devices = self.cfg.devices
+                tg.create_task(self.publisher.run(), name="publisher")
+                tg.create_task(shoe_task(self.runner, devices.shoe), name="shoe")
+                tg.create_task(console_task(self.runner, devices.console), name="console")
+                tg.create_task(sensors_task(self.runner, devices.sensors), name="sensors")
+                tg.create_task(self._status_task(), name="status")
+                interval = watchdog_interval_s()
+                if interval is not None:
+                    tg.create_task(self._watchdog_task(interval), name="watchdog")
+                self.ready.set()
+                notify("READY=1")
+                log.info(
+                    "table %s at %s running %s rules, %d decks, %d positions",
+                    self.cfg.table.id,
+                    self.cfg.table.site,
+                    self.cfg.rules.name.value,
+                    self.cfg.decks,
+                    self.cfg.table.positions,
+                )
+        except asyncio.CancelledError:
+            notify("STOPPING=1")
+            await self._final_status()
+            raise
+        finally:
+            self.journal.close()
+
+    async def _final_status(self) -> None:
+        """Publish ``online: false`` through the outbox, briefly, before the service exits."""
+        self.stopping = True
+        self._enqueue_final_status()
+        publisher_task = asyncio.create_task(self.publisher.run(), name="publisher-final")
+        try:
+            async with asyncio.timeout(FINAL_STATUS_TIMEOUT_S):
+                await self.publisher.drained()
+        except TimeoutError:
+            log.warning("broker not reached: the last will reports the table offline")
+        finally:
+            publisher_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await publisher_task
+
+    async def _status_task(self) -> None:
+        """Publish status when a device's state or the outbox figures change."""
+        last: dict[str, object] | None = None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STATUS_INTERVAL_S):
+                    await self.runner.devices_changed.wait()
+            self.runner.devices_changed.clear()
+            payload = self.runner.status_payload()
+            figures = {"devices": payload["devices"], "outbox": payload["outbox"]}
+            if figures != last:
+                last = figures
+                self.runner.enqueue_status()
+
+    async def _watchdog_task(self, interval_s: float) -> None:
+        # Pinged from the event loop, so a stalled loop stops the pings and
+        # systemd restarts the service.
+        while True:
+            notify("WATCHDOG=1")
+            await asyncio.sleep(interval_s)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="logging level (stderr)",
+    )
+
+
+async def serve(cfg: TableConfig, *, stop: asyncio.Event | None = None) -> None:
+    """Run the service until ``stop`` is set, SIGTERM or SIGINT."""
+    service = TableService(cfg)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+    task = asyncio.create_task(service.run(), name="table-service")
+    stopper = asyncio.create_task(stop.wait(), name="stop-signal")
+    try:
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(cfg))
+    except PublisherConfigError as exc:
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return 2
+    return 0
