@@ -51,7 +51,12 @@ from pydantic import (
     model_validator,
 )
 
+from table_controller.engine.state import AlertCode, Decision, Outcome, Phase, ResolvedBy, Severity
+from table_controller.engine.state import Role as CardRole
+from table_controller.engine.state import Source as CardSource
+from table_controller.engine.state import SpotKind as Spot
 from table_controller.journal import OutboxMessage
+from table_controller.rules import RulesName
 
 if TYPE_CHECKING:
     from table_controller.config import TableConfig
@@ -168,47 +173,7 @@ Ident: TypeAlias = Annotated[str, Field(min_length=1, max_length=128)]
 RoundId: TypeAlias = Annotated[StrictInt, Field(ge=1)]
 
 
-class Phase(StrEnum):
-    SHUFFLE_DUE = "shuffle_due"
-    BETTING = "betting"
-    DEALING = "dealing"
-    TIE_DECISION = "tie_decision"
-    WAR_DEALING = "war_dealing"
-
-
-class Spot(StrEnum):
-    INITIAL = "initial"
-    TIE = "tie"
-    WAR = "war"
-    WAR_TIE = "war_tie"
-
-
-class CardRole(StrEnum):
-    BURN = "burn"
-    POSITION = "position"
-    DEALER = "dealer"
-    WAR_BURN = "war_burn"
-    WAR_POSITION = "war_position"
-    WAR_DEALER = "war_dealer"
-
-
 BURN_ROLES: Final = frozenset({CardRole.BURN, CardRole.WAR_BURN})
-
-
-class CardSource(StrEnum):
-    SHOE = "shoe"
-    MANUAL = "manual"
-
-
-class Outcome(StrEnum):
-    WIN = "win"
-    LOSE = "lose"
-    TIE = "tie"
-
-
-class Decision(StrEnum):
-    SURRENDER = "surrender"
-    WAR = "war"
 
 
 class WagerResult(StrEnum):
@@ -219,47 +184,10 @@ class WagerResult(StrEnum):
     VOID = "void"
 
 
-class Severity(StrEnum):
-    CRITICAL = "critical"
-    WARNING = "warning"
-    INFO = "info"
-
-
-class AlertCode(StrEnum):
-    """The alert codes of GAME.md ("What the controller must catch")."""
-
-    PAST_POSTING = "PAST_POSTING"
-    WAGER_REMOVED = "WAGER_REMOVED"
-    LATE_WAGER = "LATE_WAGER"
-    FOREIGN_CARD = "FOREIGN_CARD"
-    MISREAD = "MISREAD"
-    SHOE_READ_GAP = "SHOE_READ_GAP"
-    UNEXPECTED_CARD = "UNEXPECTED_CARD"
-    DEVICE_OFFLINE = "DEVICE_OFFLINE"
-    DEVICE_ONLINE = "DEVICE_ONLINE"
-    SENSOR_FAULT = "SENSOR_FAULT"
-    WAR_WAGER_MISMATCH = "WAR_WAGER_MISMATCH"
-    WAGER_OUT_OF_LIMITS = "WAGER_OUT_OF_LIMITS"
-    BROKER_REFUSED = "BROKER_REFUSED"
-
-
-class ResolvedBy(StrEnum):
-    CONFIRM = "CONFIRM"
-    CARD = "CARD"
-    VOID_ROUND = "VOID_ROUND"
-    DEVICE_ONLINE = "DEVICE_ONLINE"
-
-
 class DeviceCondition(StrEnum):
     OK = "ok"
     OFFLINE = "offline"
     FAULT = "fault"
-
-
-class RulesName(StrEnum):
-    NY = "ny"
-    UK = "uk"
-    STANDARD = "standard"
 
 
 # -- models ---------------------------------------------------------------------
