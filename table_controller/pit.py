@@ -41,7 +41,6 @@ import re
 import secrets
 import signal
 import ssl
-import stat
 import string
 import sys
 import unicodedata
@@ -61,6 +60,8 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
+
+from table_controller.publisher import PublisherConfigError, read_password, tls_context
 
 __all__ = [
     "DEFAULT_PREFIX",
@@ -1255,37 +1256,12 @@ class BrokerSettings:
     protocol: Protocol = Protocol.V5
 
 
-class _ClosingSSLSocket(ssl.SSLSocket):
-    """An SSL socket that closes itself when its handshake fails.
-
-    paho-mqtt 2.2 wraps the socket and shakes hands without closing it on failure
-    (``Client._ssl_wrap_socket``), so every refused certificate would leave a socket
-    for the garbage collector, once per reconnect attempt.
-    """
-
-    def do_handshake(self, block: bool = False) -> None:
-        try:
-            super().do_handshake(block)
-        except BaseException:
-            self.close()
-            raise
-
-
 def read_password_file(path: str | Path) -> str:
     """The password in ``path``; a secret that others may read is refused."""
-    p = Path(path)
     try:
-        mode = p.stat().st_mode
-        if mode & stat.S_IROTH:
-            raise PitConfigError(f"{p}: readable by others; run chmod o-r {p}")
-        secret = p.read_text(encoding="utf-8").rstrip("\r\n")
-    except OSError as exc:
-        raise PitConfigError(f"{p}: cannot read the password file: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise PitConfigError(f"{p}: the password file is not UTF-8 text") from exc
-    if not secret:
-        raise PitConfigError(f"{p}: the password file is empty")
-    return secret
+        return read_password(Path(path), key="--password-file")
+    except PublisherConfigError as exc:
+        raise PitConfigError(str(exc)) from exc
 
 
 def broker_settings(
@@ -1314,10 +1290,9 @@ def broker_settings(
     if parts.scheme == "mqtts":
         try:
             # Verifies the broker's certificate and its host name (DEVICES.md: ca_file).
-            tls = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
-        except (OSError, ssl.SSLError) as exc:
-            raise PitConfigError(f"--ca-file {ca_file}: {exc}") from exc
-        tls.sslsocket_class = _ClosingSSLSocket
+            tls = tls_context(Path(ca_file) if ca_file else None, key="--ca-file")
+        except PublisherConfigError as exc:
+            raise PitConfigError(str(exc)) from exc
     elif ca_file is not None:
         raise PitConfigError("--ca-file needs an mqtts:// broker URL")
     password = None

@@ -140,28 +140,31 @@ def parse_broker_url(url: str) -> BrokerAddress:
     return BrokerAddress(host=parts.hostname, port=port or default, tls=tls)
 
 
-def read_password(path: Path) -> str:
-    """The broker password from ``path``, refused if others may read the file."""
+def read_password(path: Path, key: str = "mqtt.password_file") -> str:
+    """The broker password from ``path``, refused if others may read the file.
+
+    ``key`` names the setting in error messages (a config key or a CLI option).
+    """
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
         raise PublisherConfigError(
-            f"mqtt.password_file: cannot read {path}: {exc.strerror}"
+            f"{key}: cannot read {path}: {exc.strerror}"
         ) from exc
     if not stat.S_ISREG(mode):
-        raise PublisherConfigError(f"mqtt.password_file: {path} is not a regular file")
+        raise PublisherConfigError(f"{key}: {path} is not a regular file")
     if mode & stat.S_IROTH:
         raise PublisherConfigError(
-            f"mqtt.password_file: {path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
+            f"{key}: {path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
             f"make it private: chmod o-rwx {path}"
         )
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise PublisherConfigError(f"mqtt.password_file: cannot read {path}: {exc}") from exc
+        raise PublisherConfigError(f"{key}: cannot read {path}: {exc}") from exc
     password = text.rstrip("\r\n")
     if not password:
-        raise PublisherConfigError(f"mqtt.password_file: {path} is empty")
+        raise PublisherConfigError(f"{key}: {path} is empty")
     return password
 
 
@@ -181,16 +184,20 @@ class _ClosingSSLSocket(ssl.SSLSocket):
             raise
 
 
-def tls_context(ca_file: Path | None) -> ssl.SSLContext:
-    """A client context that verifies the broker's certificate and host name."""
+def tls_context(ca_file: Path | None, key: str = "mqtt.ca_file") -> ssl.SSLContext:
+    """A client context that verifies the broker's certificate and host name.
+
+    paho-mqtt 2.2 leaves the socket of a failed handshake open; the context's
+    socket class closes it at once. ``key`` names the setting in error messages.
+    """
     try:
         context = ssl.create_default_context(
             ssl.Purpose.SERVER_AUTH, cafile=None if ca_file is None else str(ca_file)
         )
     except FileNotFoundError as exc:
-        raise PublisherConfigError(f"mqtt.ca_file: {ca_file}: no such file") from exc
+        raise PublisherConfigError(f"{key}: {ca_file}: no such file") from exc
     except (OSError, ssl.SSLError) as exc:
-        raise PublisherConfigError(f"mqtt.ca_file: {ca_file}: not usable: {exc}") from exc
+        raise PublisherConfigError(f"{key}: {ca_file}: not usable: {exc}") from exc
     context.check_hostname = True
     context.verify_mode = ssl.CERT_REQUIRED
     context.sslsocket_class = _ClosingSSLSocket
