@@ -76,8 +76,8 @@ def shoe_input(event: ShoeEvent, at: datetime) -> Input | None:
             return Misread(at=at, n=n)
         case CoverDrawn(n=n):
             return CoverRead(at=at, n=n)
-        case ReadsLost(first_missing=first, reason=reason):
-            return ReadGap(at=at, first_missing=first, reason=str(reason))
+        case ReadsLost(first_missing=first, reason=reason, last_missing=last):
+            return ReadGap(at=at, first_missing=first, reason=str(reason), last_missing=last)
         case ShoeState(state=state):
             return ShoeStatus(at=at, state=str(state))
         case ShoeOnline():

@@ -74,6 +74,13 @@ def _str(d: Mapping[str, Any], key: str) -> str:
     return v
 
 
+def _opt_int(d: Mapping[str, Any], key: str) -> int | None:
+    v = d.get(key)
+    if v is not None and type(v) is not int:
+        raise ValueError(f"input field {key!r}: expected an integer or null, got {v!r}")
+    return v
+
+
 def _opt_str(d: Mapping[str, Any], key: str) -> str | None:
     v = d.get(key)
     if v is not None and not isinstance(v, str):
@@ -122,7 +129,9 @@ _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
     "card_read": lambda d, at: CardRead(at, _int(d, "n"), _str(d, "card")),
     "misread": lambda d, at: Misread(at, _int(d, "n")),
     "cover_read": lambda d, at: CoverRead(at, _int(d, "n")),
-    "read_gap": lambda d, at: ReadGap(at, _int(d, "first_missing"), _str(d, "reason")),
+    "read_gap": lambda d, at: ReadGap(
+        at, _int(d, "first_missing"), _str(d, "reason"), _opt_int(d, "last_missing")
+    ),
     "spots_changed": lambda d, at: SpotsChanged(
         at, _int(d, "present"), _int(d, "fault"), _values(d)
     ),

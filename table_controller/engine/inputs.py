@@ -59,6 +59,8 @@ class ReadGap:
     at: datetime
     first_missing: int
     reason: str
+    # The last read number given up (``resend_timeout``); None: only ``first_missing``.
+    last_missing: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -444,6 +444,10 @@ def _deal(ctx: _Ctx, n: int, card: str | None) -> None:
         )
 
 
+# DEVICES.md: the shoe keeps its last 64 reads, so no gap a driver reports is longer.
+MAX_LOST_READS = 64
+
+
 def _on_card(ctx: _Ctx, inp: CardRead) -> None:
     if inp.n <= ctx.last_read_n:
         ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
@@ -479,13 +483,36 @@ def _on_gap(ctx: _Ctx, inp: ReadGap) -> None:
     if inp.reason == REASON_SHOE_REBOOTED:
         # The shoe's counter started again (DEVICES.md): the next reads are 1, 2, ...
         ctx.last_read_n = 0
-    if ctx.round.latched:
-        _raise(
-            ctx,
-            AlertCode.SHOE_READ_GAP,
-            f"reads from {inp.first_missing} may be lost ({inp.reason}): check the layout",
-            n=inp.first_missing,
-        )
+        if ctx.round.latched:
+            # DEVICES.md: with wagers latched, reads may have been lost in the reboot.
+            _raise(
+                ctx,
+                AlertCode.SHOE_READ_GAP,
+                f"the shoe restarted after read {inp.first_missing - 1}: check the layout",
+                n=inp.first_missing,
+            )
+        return
+    # GAME.md: a gap a resend did not fill is SHOE_READ_GAP, whatever the phase.
+    first = max(inp.first_missing, ctx.last_read_n + 1)
+    last = inp.last_missing if inp.last_missing is not None else inp.first_missing
+    last = min(last, first + MAX_LOST_READS - 1)
+    if last < first:
+        return
+    _raise(
+        ctx,
+        AlertCode.SHOE_READ_GAP,
+        f"reads {first}..{last} never arrived: check the layout"
+        if last > first
+        else f"read {first} never arrived: check the layout",
+        n=first,
+    )
+    # Each lost read is a card that left the shoe unseen: it takes its place in
+    # the deal as a misread would, so the cards after it are not dealt one
+    # place off (a lost burn stays unseen, §(h)(1); a dealt card waits for the
+    # dealer's CARD,<card>).
+    for n in range(first, last + 1):
+        ctx.last_read_n = n
+        _take_read(ctx, n, None)
 
 
 def _enter_shuffle_due(ctx: _Ctx) -> None:

@@ -10,6 +10,7 @@ from table_controller.config import Limits
 from table_controller.engine import (
     DeviceOffline,
     DeviceOnline,
+    Event,
     Phase,
     PublishRefused,
     ReadGap,
@@ -242,19 +243,43 @@ def test_sh1_a_misread_burn_card_needs_no_dealer_and_stays_unknown() -> None:
 
 
 def test_shoe_read_gap_with_wagers_latched() -> None:
-    t = _dealing()
-    out = t.feed(ReadGap(t.at(), 3, "resend_timeout"))
+    """GAME.md: a gap a resend did not fill is critical; the lost card takes its place in
+    the deal as a misread, so the cards after it are not dealt one place off."""
+    t = _dealing()  # the burn, 2C, is drawn (§(h)(1))
+    out = t.feed(ReadGap(t.at(), t.n + 1, "resend_timeout"))
+    t.n += 1
     (alert,) = t.raised("SHOE_READ_GAP", out)
     assert alert.data["severity"] == "critical"
+    t.raised("MISREAD", out)  # P1's card left the shoe unseen: the dealer keys it in
+    t.card("5D")  # the dealer's card, in the dealer's place
+    t.ok("CONFIRM")
+    assert t.state.held  # the MISREAD still waits for CARD
+    t.ok("CARD", "KH")
+    assert not t.state.held
+    record = t.record()
+    assert record["dealer_card"] == "5D"
+    assert [(c["card"], c["role"], c["source"]) for c in record["cards"]] == [
+        ("2C", "burn", "shoe"),
+        ("KH", "position", "manual"),
+        ("5D", "dealer", "shoe"),
+    ]
+
+
+def test_shoe_read_gap_between_rounds_is_critical_and_takes_the_burn() -> None:
+    """GAME.md lists SHOE_READ_GAP whatever the phase; a lost read with a burn due is that
+    burn, unseen (§(h)(1)), so the deal that follows starts with the right card."""
+    t = Table.of(NY)
+    t.ok("SHUFFLED")  # a burn card is due (§(h)(1))
+    out = t.feed(ReadGap(t.at(), t.n + 1, "resend_timeout"))
+    t.n += 1
+    (alert,) = t.raised("SHOE_READ_GAP", out)
+    assert alert.data["severity"] == "critical"
+    assert {e.data["code"] for e in out if isinstance(e, Event) and e.type == "alert"} == {
+        "SHOE_READ_GAP"
+    }
     t.ok("CONFIRM")
     assert not t.state.held
-
-
-def test_shoe_read_gap_between_rounds_is_no_alert() -> None:
-    t = Table.of(NY)
-    t.open_shoe()
-    out = t.feed(ReadGap(t.at(), 3, "resend_timeout"))
-    assert out == []
+    assert t.state.shoe.burns_due == 0
 
 
 def test_shoe_reboot_restarts_the_read_numbers() -> None:

@@ -100,6 +100,12 @@ class TableMachine(RuleBasedStateMachine):
         before = self.state
         if isinstance(inp, CardRead | Misread) and inp.n > before.last_read_n:
             self.taken.append(inp.n)
+        elif isinstance(inp, ReadGap) and inp.reason == "resend_timeout":
+            # A read the shoe driver gave up on still left the shoe: it is taken unseen.
+            last = inp.last_missing if inp.last_missing is not None else inp.first_missing
+            self.taken.extend(
+                range(max(inp.first_missing, before.last_read_n + 1), last + 1)
+            )
         after, out = transition(before, inp)
         self.inputs.append(inp)
         self.outputs.extend(out)
@@ -382,7 +388,7 @@ class TableMachine(RuleBasedStateMachine):
     @rule()
     def read_gap(self) -> None:
         self.feed(ReadGap(self.at(), self.n + 1, "resend_timeout"))
-        self.n += 2  # the driver gave up on one read number
+        self.n += 1  # the driver gave up on one read number
 
     # ------------------------------------------------------------ the layout
 
