@@ -1,0 +1,1 @@
+"""Scenario files shipped for test rigs (``table-controller scenario run --shipped``)."""
