@@ -94,6 +94,9 @@ class MosquittoBroker:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                # Its own session: a Ctrl-C at the terminal goes to the program that
+                # owns the broker, which stops it once its clients have said goodbye.
+                start_new_session=True,
             )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:

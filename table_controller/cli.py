@@ -57,7 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         top.parse_args(args[:1])
         return 2
     module_name, help_ = COMMANDS[name]
-    command: Command = importlib.import_module(module_name)
+    try:
+        command: Command = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        # Ctrl-C while the command loads: nothing runs yet, so nothing to stop or report.
+        return 130
     parser = argparse.ArgumentParser(prog=f"table-controller {name}", description=help_)
     command.configure(parser)
     return command.run(parser.parse_args(args[1:]))
