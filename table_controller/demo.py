@@ -299,21 +299,24 @@ class _Controller:
     def __init__(self, cfg: TableConfig, stop: asyncio.Event) -> None:
         self.service = TableService(cfg)
         self._stop = stop
+        self._service_stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self.service.run(), name="table-service")
+        self._task = asyncio.create_task(
+            self.service.run(self._service_stop), name="table-service"
+        )
         self._task.add_done_callback(lambda _: self._stop.set())
         # Let it begin: a task cancelled before its first step never runs its cleanup,
         # and the service's journal must close.
         await asyncio.sleep(0)
 
     async def stop(self) -> None:
-        """Cancel the service: it publishes its final status (``online: false``) and ends."""
+        """Stop the service: it publishes its final status (``online: false``) and ends."""
         task, self._task = self._task, None
         if task is None:
             return
-        task.cancel()
+        self._service_stop.set()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 

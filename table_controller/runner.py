@@ -179,3 +179,17 @@ class TableRunner:
     def enqueue_status(self) -> None:
         self.journal.enqueue([self.status_message()])
         self.wake_publisher()
+
+    def on_broker_connect(self) -> None:
+        """MQTT.md: status on every connect; state and stats too, so that a table
+        that has just started (or a broker that lost its retained messages)
+        shows its phase before anything changes."""
+        now = self.clock()
+        self.journal.enqueue(
+            [
+                self.status_message(),
+                self.messages.state(self._last_state, ts=now),
+                self.messages.stats(self._last_stats, ts=now),
+            ]
+        )
+        self.wake_publisher()

@@ -56,6 +56,9 @@ class TableService:
         self.runner.wake_publisher = self.publisher.wake
         self.ready = asyncio.Event()
         self.stopping = False
+        # The devices and outbox figures of the last status the status task
+        # enqueued; None: enqueue the current ones at its next look.
+        self._status_figures: dict[str, object] | None = None
 
     def _on_connect(self) -> None:
         # MQTT.md: status on every connect. At a clean stop the publisher connects
@@ -64,7 +67,10 @@ class TableService:
         if self.stopping:
             self._enqueue_final_status()
         else:
-            self.runner.enqueue_status()
+            self.runner.on_broker_connect()
+            # That status queues behind any backlog (journal.py), so its outbox
+            # figures are stale when it goes out: the status task sends them again.
+            self._status_figures = None
 
     def _enqueue_final_status(self) -> None:
         self.journal.enqueue([self.runner.status_message(online=False)])
@@ -88,19 +94,28 @@ class TableService:
             detail,
         )
 
-    async def run(self) -> None:
-        """Run until cancelled; then publish the final status and close."""
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Run until ``stop`` is set (or the task is cancelled); then say the table is offline.
+
+        With ``stop``, the devices stop first and the final status goes out on
+        the live connection once everything before it is acknowledged, then the
+        connection closes normally (the broker drops the last will). Cancelled
+        instead, the final status goes out on a fresh connection.
+        """
+        stop = stop or asyncio.Event()
         try:
             async with asyncio.TaskGroup() as tg:
                 devices = self.cfg.devices
-                tg.create_task(self.publisher.run(), name="publisher")
-                tg.create_task(shoe_task(self.runner, devices.shoe), name="shoe")
-                tg.create_task(console_task(self.runner, devices.console), name="console")
-                tg.create_task(sensors_task(self.runner, devices.sensors), name="sensors")
-                tg.create_task(self._status_task(), name="status")
+                publisher = tg.create_task(self.publisher.run(), name="publisher")
+                workers = [
+                    tg.create_task(shoe_task(self.runner, devices.shoe), name="shoe"),
+                    tg.create_task(console_task(self.runner, devices.console), name="console"),
+                    tg.create_task(sensors_task(self.runner, devices.sensors), name="sensors"),
+                    tg.create_task(self._status_task(), name="status"),
+                ]
                 interval = watchdog_interval_s()
                 if interval is not None:
-                    tg.create_task(self._watchdog_task(interval), name="watchdog")
+                    workers.append(tg.create_task(self._watchdog_task(interval), name="watchdog"))
                 self.ready.set()
                 notify("READY=1")
                 log.info(
@@ -111,6 +126,22 @@ class TableService:
                     self.cfg.decks,
                     self.cfg.table.positions,
                 )
+                await stop.wait()
+                notify("STOPPING=1")
+                self.stopping = True
+                for task in workers:
+                    task.cancel()
+                self._enqueue_final_status()
+                try:
+                    # Everything before the final status acknowledged: a disconnect with
+                    # publishes in flight makes some brokers publish the will as well.
+                    async with asyncio.timeout(FINAL_STATUS_TIMEOUT_S):
+                        await self.publisher.drained()
+                except TimeoutError:
+                    log.warning(
+                        "final status not acknowledged by the broker; it stays in the outbox"
+                    )
+                publisher.cancel()
         except asyncio.CancelledError:
             notify("STOPPING=1")
             await self._final_status()
@@ -135,7 +166,6 @@ class TableService:
 
     async def _status_task(self) -> None:
         """Publish status when a device's state or the outbox figures change."""
-        last: dict[str, object] | None = None
         while True:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(STATUS_INTERVAL_S):
@@ -143,8 +173,8 @@ class TableService:
             self.runner.devices_changed.clear()
             payload = self.runner.status_payload()
             figures = {"devices": payload["devices"], "outbox": payload["outbox"]}
-            if figures != last:
-                last = figures
+            if figures != self._status_figures:
+                self._status_figures = figures
                 self.runner.enqueue_status()
 
     async def _watchdog_task(self, interval_s: float) -> None:
@@ -175,18 +205,11 @@ async def serve(cfg: TableConfig, *, stop: asyncio.Event | None = None) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
             installed.append(sig)
-    task = asyncio.create_task(service.run(), name="table-service")
-    stopper = asyncio.create_task(stop.wait(), name="stop-signal")
     try:
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        await service.run(stop)
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-        stopper.cancel()
-        if not task.done():
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def run(args: argparse.Namespace) -> int:
