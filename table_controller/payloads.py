@@ -51,17 +51,25 @@ from pydantic import (
     model_validator,
 )
 
-from table_controller.engine.state import AlertCode, Decision, Outcome, Phase, ResolvedBy, Severity
-from table_controller.engine.state import Role as CardRole
-from table_controller.engine.state import Source as CardSource
-from table_controller.engine.state import SpotKind as Spot
+# The domain's enums, re-exported: the payloads speak the engine's words.
+from table_controller.engine.state import AlertCode as AlertCode
+from table_controller.engine.state import Decision as Decision
+from table_controller.engine.state import Outcome as Outcome
+from table_controller.engine.state import Phase as Phase
+from table_controller.engine.state import ResolvedBy as ResolvedBy
+from table_controller.engine.state import Role, Source, SpotKind
+from table_controller.engine.state import Severity as Severity
 from table_controller.journal import OutboxMessage
-from table_controller.rules import RulesName
+from table_controller.rules import RulesName as RulesName
 
 if TYPE_CHECKING:
     from table_controller.config import TableConfig
 
 CONTENT_TYPE: Final = "application/json"
+
+CardRole = Role
+CardSource = Source
+Spot = SpotKind
 
 
 # -- topics -------------------------------------------------------------------

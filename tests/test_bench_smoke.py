@@ -1,0 +1,154 @@
+"""The benchmarks still run: each at a tiny size, as ``python -m bench.<name> --quick``.
+
+Only the shape and sanity of the JSON each writes is checked here, never a
+speed (speed is measured in bench/, not asserted in tests).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_TIMEOUT_S = 100.0
+MACHINE_KEYS = {"nproc", "cpu", "python", "implementation", "arch", "kernel", "broker", "loadavg"}
+
+
+def _run(*args: str) -> None:
+    """``python -m <args>`` from the repository root; fails with its output if it fails."""
+    proc = subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _check_percentiles(figures: dict[str, Any], count: int) -> None:
+    assert figures["count"] == count
+    assert 0 < figures["p50_ms"] <= figures["p90_ms"] <= figures["p99_ms"] <= figures["max_ms"]
+    assert figures["p50_ms"] <= figures["max_ms"]
+
+
+@pytest.mark.parametrize("seed", [3], ids=lambda s: f"seed={s}")
+def test_latency_bench_writes_its_figures(tmp_path: Path, seed: int) -> None:
+    out = tmp_path / "latency.json"
+    _run(
+        "bench.latency",
+        "--quick",
+        "--seed",
+        str(seed),
+        "--journal-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+    )
+    data = _load(out)
+    assert data["benchmark"] == "latency"
+    assert data["machine"].keys() >= MACHINE_KEYS
+    # One run per broker configuration, each against the one journal directory given.
+    assert [r["broker"] for r in data["runs"]] == ["default", "nodelay"]
+    for run in data["runs"]:
+        assert run["journal_dir"] == str(tmp_path)
+        assert run["filesystem"] != "unknown"
+        # At least the 20 cards asked for; the last round is played out, which takes
+        # at most 20 more (a burn, 7 + 1 cards, 3 war burns, 7 + 1 war cards).
+        assert 20 <= run["count"] < 20 + 20
+        _check_percentiles(run, run["count"])
+        assert run["rounds"] >= 2
+        assert run["shoes"] >= 1
+        assert run["journal_commit"]["count"] >= 1
+        # Each latency split at the controller's timestamp: the way in and the way out.
+        assert run["shoe_to_controller"]["count"] == run["controller_to_subscriber"]["count"]
+        assert run["shoe_to_controller"]["count"] == run["count"]
+        assert run["meets_target"] is (run["p99_ms"] <= data["target_p99_ms"])
+    assert [f["broker"] for f in data["paho_floor"]] == ["default", "nodelay"]
+    for floor in data["paho_floor"]:
+        _check_percentiles(floor, 20)
+        assert floor["payload_bytes"] > 100  # a card event's JSON, not a token payload
+    assert data["meets_target"] is data["runs"][0]["meets_target"]
+
+
+@pytest.mark.parametrize("seed", [5], ids=lambda s: f"seed={s}")
+def test_service_bench_writes_its_figures(tmp_path: Path, seed: int) -> None:
+    out = tmp_path / "service.json"
+    _run("bench.service", "--quick", "--seed", str(seed), "--out", str(out))
+    data = _load(out)
+    assert data["benchmark"] == "service"
+    assert data["machine"].keys() >= MACHINE_KEYS
+    (start,) = data["starts"]
+    assert 0 < start["online_s"] <= start["devices_ok_s"]
+    assert start["restart_online_s"] > 0
+    assert start["rounds"] == data["rounds_per_start"] == 2
+    # Seven positions and the dealer, plus the burn card of the new shoe.
+    assert start["cards"] >= 2 * 8 + 1
+    # A Python process with the service's imports holds megabytes, not bytes or gigabytes.
+    assert 5 < start["rss_online_mb"] < 1000
+    assert start["rss_after_rounds_mb"] <= start["rss_peak_mb"]
+    assert data["online_s_max"] == start["online_s"]
+    assert data["meets_online_target"] is (start["online_s"] <= data["target_online_s"])
+    assert data["meets_rss_target"] is (start["rss_after_rounds_mb"] <= data["target_rss_mb"])
+
+
+@pytest.mark.parametrize("seed", [7], ids=lambda s: f"seed={s}")
+def test_tables_bench_loses_nothing_at_two_tables(tmp_path: Path, seed: int) -> None:
+    out = tmp_path / "tables.json"
+    _run(
+        "bench.tables",
+        "--quick",
+        "--seed",
+        str(seed),
+        "--journal-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+    )
+    data = _load(out)
+    assert data["benchmark"] == "tables"
+    (run,) = data["runs"]
+    assert run["tables"] == 2
+    assert run["rounds"] == 2 * run["rounds_per_table"]
+    assert run["naks"] == 0  # the dealer loop pressed nothing the table refused
+    enqueued = run["enqueued"]
+    # Every round: its record, its events (bets closed, at least 2 cards, settled).
+    assert enqueued["rounds"] == run["rounds"]
+    assert enqueued["events"] >= run["rounds"] * 4
+    assert enqueued["status"] >= 2  # one per table on connecting
+    assert run["expected"] > 0
+    assert run["received_unique"] == run["expected"]
+    assert run["lost"] == 0
+    assert run["lost_by_kind"] == {}
+    assert run["discarded_by_pit_queue"] == 0
+    assert run["unsent_non_retained"] == 0
+    assert run["outbox_left"] == 0
+    assert run["pit_tables_seen"] == 2
+    assert run["pit_event_gaps"] == 0
+    assert run["pit_malformed"] == run["pit_unexpected"] == run["pit_internal_errors"] == 0
+    assert run["nothing_lost"] is True
+    assert data["meets_target"] is False  # two tables are not the 200 of the target
+
+
+def test_bench_runs_every_benchmark_it_is_given(tmp_path: Path) -> None:
+    """``python -m bench`` (``make bench``) drives the engine's and the devices' benchmarks."""
+    _run("bench", "--quick", "--only", "engine", "devices", "--out-dir", str(tmp_path))
+    engine = _load(tmp_path / "engine.json")
+    assert engine["positions"] == 7
+    assert engine["rounds"] >= 200
+    devices = _load(tmp_path / "devices.json")
+    assert devices["codec_frames"] == 2000
+    assert devices["shoe_reads"] > 0
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["devices.json", "engine.json"]
