@@ -212,6 +212,7 @@ class LightTable:
 
     async def _feed(self, inp: Input, pace_s: float) -> None:
         self.runner.handle(inp)
+        self.runner.flush_views()  # as the service's views task does
         self.inputs += 1
         # The device queues the service's tasks would drain: answers and lights.
         while not self.runner.console_out.empty():

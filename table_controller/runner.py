@@ -3,14 +3,19 @@
 Every input goes through :meth:`TableRunner.handle`, which
 
 1. runs the pure engine (``transition``),
-2. turns its outputs into outbox messages (events, alerts, round records, and
-   the retained ``state`` / ``stats`` when they changed),
+2. turns its outputs into outbox messages (events, alerts, round records),
 3. commits the input and those messages to the journal in ONE transaction,
 4. and only then acts: console answers, display lines and layout lights go to
    the device tasks' queues, and the publisher is woken.
 
 ``handle`` never awaits: device tasks call it as events arrive, so inputs are
 serialised by the event loop and the game never waits for the network.
+
+The retained ``state`` and ``stats`` (latest value wins, MQTT.md) are built
+apart, by :meth:`TableRunner.flush_views`, which the service calls once the
+inputs that arrived together are handled: building them is most of the work
+of an input, and a card's event should not wait for it. They too are in the
+outbox before they are published.
 
 On start the journal's inputs are replayed through a fresh engine, which
 rebuilds the table exactly (GAME.md: everything is rebuilt from the journal);
@@ -97,6 +102,9 @@ class TableRunner:
         self.console_out: asyncio.Queue[ConsoleReply | ConsoleShow] = asyncio.Queue()
         self.lights_out: asyncio.Queue[SetLights] = asyncio.Queue()
         self.devices_changed = asyncio.Event()
+        # Set when state or stats may have changed; the service then calls flush_views.
+        self.views_due = asyncio.Event()
+        self._views_at: datetime | None = None
         self.inputs_handled = 0
         # Set by the service: the publisher's wake-up call.
         self.wake_publisher: Callable[[], None] = lambda: None
@@ -114,21 +122,12 @@ class TableRunner:
     def handle(self, inp: Input) -> None:
         """Feed one input; journal it with its messages; then act."""
         outputs = self.engine.feed(inp)
-        state = self.engine.state
         messages: list[OutboxMessage] = []
         for out in outputs:
             if isinstance(out, Event):
                 messages.extend(self.messages.event(out))
             elif isinstance(out, RoundRecorded):
                 messages.append(self.messages.round_record(out, ts=inp.at))
-        view = state_view(state)
-        if view != self._last_state:
-            self._last_state = view
-            messages.append(self.messages.state(view, ts=inp.at))
-        stats = stats_view(state)
-        if stats != self._last_stats:
-            self._last_stats = stats
-            messages.append(self.messages.stats(stats, ts=inp.at))
         # Journal first: nothing is acted on or published before it is durable.
         self.journal.record(input_to_json(inp), messages)
         self.inputs_handled += 1
@@ -144,7 +143,29 @@ class TableRunner:
         if devices != self._last_devices:
             self._last_devices = devices
             self.devices_changed.set()
+        # The publisher first: its task then runs before the views task, so a
+        # card's event does not wait for the state to be rebuilt.
         if messages:
+            self.wake_publisher()
+        self._views_at = inp.at
+        self.views_due.set()
+
+    def flush_views(self) -> None:
+        """Enqueue the retained ``state`` and ``stats`` where they changed since last time."""
+        self.views_due.clear()
+        state = self.engine.state
+        ts = self._views_at or self.clock()
+        messages: list[OutboxMessage] = []
+        view = state_view(state)
+        if view != self._last_state:
+            self._last_state = view
+            messages.append(self.messages.state(view, ts=ts))
+        stats = stats_view(state)
+        if stats != self._last_stats:
+            self._last_stats = stats
+            messages.append(self.messages.stats(stats, ts=ts))
+        if messages:
+            self.journal.enqueue(messages)
             self.wake_publisher()
 
     # -- status ------------------------------------------------------------

@@ -112,6 +112,7 @@ class TableService:
                     tg.create_task(console_task(self.runner, devices.console), name="console"),
                     tg.create_task(sensors_task(self.runner, devices.sensors), name="sensors"),
                     tg.create_task(self._status_task(), name="status"),
+                    tg.create_task(self._views_task(), name="views"),
                 ]
                 interval = watchdog_interval_s()
                 if interval is not None:
@@ -131,6 +132,7 @@ class TableService:
                 self.stopping = True
                 for task in workers:
                     task.cancel()
+                self.runner.flush_views()
                 self._enqueue_final_status()
                 try:
                     # Everything before the final status acknowledged: a disconnect with
@@ -152,6 +154,7 @@ class TableService:
     async def _final_status(self) -> None:
         """Publish ``online: false`` through the outbox, briefly, before the service exits."""
         self.stopping = True
+        self.runner.flush_views()
         self._enqueue_final_status()
         publisher_task = asyncio.create_task(self.publisher.run(), name="publisher-final")
         try:
@@ -176,6 +179,12 @@ class TableService:
             if figures != self._status_figures:
                 self._status_figures = figures
                 self.runner.enqueue_status()
+
+    async def _views_task(self) -> None:
+        """The retained state and stats, after the inputs that arrived together."""
+        while True:
+            await self.runner.views_due.wait()
+            self.runner.flush_views()
 
     async def _watchdog_task(self, interval_s: float) -> None:
         # Pinged from the event loop, so a stalled loop stops the pings and
