@@ -1221,15 +1221,39 @@ def _detail(view: TableView) -> Panel:
     return Panel(Group(*lines), title=title, title_align="left", border_style=border)
 
 
-def render(model: PitModel) -> RenderableType:
-    """The whole pit view of a model: a header, one line per table, one panel per table."""
+MAX_DETAIL_PANELS = 12
+"""With more tables than this, only the tables that need a supervisor's eye (open
+critical alerts, offline, any open alert, in that order) get a panel; every table
+keeps its overview line. A full redraw of 200 panels takes seconds, and the view
+must keep up with the feed."""
+
+
+def _attention(view: TableView) -> tuple[int, int, int]:
+    return (-view.critical_open, 0 if view.link is Link.OFFLINE else 1, -len(view.open_alerts))
+
+
+def render(model: PitModel, *, max_details: int = MAX_DETAIL_PANELS) -> RenderableType:
+    """The whole pit view of a model: a header, one line per table, and a panel per
+    table (per table that needs attention, beyond ``max_details`` tables)."""
     tables = model.tables
     parts: list[RenderableType] = [_header(model)]
     if not tables:
         parts.append(Text(f"no table seen yet on {model.subscription}", style="dim"))
         return Group(*parts)
     parts.append(_overview(tables, model.site))
-    parts.extend(_detail(view) for view in tables)
+    detailed = tables
+    if len(tables) > max_details:
+        chosen = {id(v) for v in sorted(tables, key=_attention)[:max_details]}
+        detailed = [v for v in tables if id(v) in chosen]
+        parts.append(
+            Text(
+                f"{len(tables) - len(detailed)} of {len(tables)} tables shown by their overview "
+                "line only: panels go to the tables with open alerts or offline first "
+                "(--site narrows the view)",
+                style="dim",
+            )
+        )
+    parts.extend(_detail(view) for view in detailed)
     return Group(*parts)
 
 
@@ -1427,12 +1451,16 @@ async def _follow(
 
 
 async def _redraw(live: Live, model: PitModel, dirty: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
     while True:
         await dirty.wait()
         dirty.clear()
+        began = loop.time()
         live.update(render(model), refresh=True)
-        # Many messages at once (the retained ones on subscribing) make one redraw.
-        await asyncio.sleep(REFRESH_INTERVAL_S)
+        drawing_s = loop.time() - began
+        # Many messages at once (the retained ones on subscribing) make one redraw,
+        # and drawing never takes more than a fifth of the loop from reading the feed.
+        await asyncio.sleep(max(REFRESH_INTERVAL_S, 4 * drawing_s))
 
 
 async def _cancel(tasks: Iterable[asyncio.Task[Any]]) -> None:

@@ -189,3 +189,21 @@ def test_a_narrow_terminal_still_renders() -> None:
     model.feed(topic("status"), enc(status()))
     model.feed(topic("rounds"), enc(round_record()))
     assert SITE in _text(model, width=40)
+
+
+def test_many_tables_keep_their_lines_and_the_ones_needing_attention_keep_panels() -> None:
+    """A supervisor watching a floor sees every table's line; the panels go to the
+    tables with open critical alerts and offline tables first."""
+    model = PitModel(site=SITE)
+    names = [f"war-{i:02d}" for i in range(1, 21)]
+    for name in names:
+        model.feed(topic("status", table=name), enc(status(table=name)))
+    model.feed(topic("alerts", table="war-20"), enc(alert("a-20", table="war-20")))
+    model.feed(topic("status", table="war-19"), enc(last_will(table="war-19")))
+    text = _text(model)
+    for name in names:
+        assert _table_line(text, name)
+    panels = {name for name in names if f"{SITE}/{name}" in text}
+    assert {"war-20", "war-19"} <= panels
+    assert len(panels) == 12
+    assert "8 of 20 tables shown by their overview line only" in text
