@@ -247,6 +247,10 @@ class Spots:
     # (bit, cents) for occupied spots, sorted by bit; None: presence-only board.
     values: tuple[tuple[int, int], ...] | None = None
 
+    def faulty(self, bit: int) -> bool:
+        """The board flags this spot's sensor as faulty."""
+        return bool((self.fault >> bit) & 1)
+
     def value(self, bit: int) -> int | None:
         if self.values is None or not (self.present >> bit) & 1:
             return None

@@ -8,11 +8,18 @@ Decisions this module takes where the written rules leave a choice:
 
 - Reads are taken in read-number order: a read whose number is not above the
   last one taken is a repeat and is ignored (counted in ``stats``).
-- ``ReadGap``: a ``SHOE_READ_GAP`` (critical) only while wagers are latched.
-  Between rounds a lost read can only have been a burn card or a card nobody
-  played; the burn flag stays as it was, so at worst one more unseen card is
-  burned, which harms no wager. After ``shoe_rebooted`` the read numbers
-  start again at 1.
+- ``ReadGap`` (a resend that did not fill a gap): ``SHOE_READ_GAP`` (critical)
+  in every phase (GAME.md), and each lost read takes its place in the deal
+  unseen, as a misread would, so later cards are not dealt one place off.
+  ``shoe_rebooted``: the read numbers start again at 1, and with wagers
+  latched reads may have been lost (``SHOE_READ_GAP``).
+- The war spot of a position that went to war holds a wager in action: chips
+  added to it in ``tie_decision`` are allowed (GAME.md), chips taken back are
+  ``WAGER_REMOVED`` (§(g)(2)); a faulty sensor under a war or war-tie wager is
+  a critical ``SENSOR_FAULT`` as soon as that wager goes into action.
+- A press with an argument where its button takes none is refused
+  ``BAD_ARGUMENT``; an unknown action ``UNKNOWN_ACTION`` (every press gets an
+  answer, DEVICES.md).
 - A misread **burn** card raises no ``MISREAD``: §(h)(1) forbids revealing a
   burn card's rank to anyone, so the dealer is not asked to key it in. Its
   rank stays unknown (``null``) in the round record.
@@ -150,6 +157,7 @@ _FREE: Final = 0  # the dealer or player may move the chips: no wager in action
 _LATCHED: Final = 1  # a wager in action: it must not change until settled
 _OPEN: Final = 2  # no wager there, and none may be added (past posting)
 _LATE: Final = 3  # a non-playing position after the latch (LATE_WAGER)
+_KEPT: Final = 4  # a wager in action that chips may be added to but not taken from
 
 
 class _Ctx:
@@ -399,11 +407,15 @@ def _take_read(ctx: _Ctx, n: int, card: str | None) -> None:
     if foreign:
         # A foreign card stays recorded where it was dealt (GAME.md): say where.
         cards = ctx.round.cards
-        position = cards[-1].position if cards and cards[-1].n == n else None
+        taken = cards[-1] if cards and cards[-1].n == n else None
+        position = taken.position if taken is not None else None
+        # §(h)(1): a burn card's rank is revealed to no one, not even in an alert.
+        hidden = taken is not None and (taken.role is _BURN or taken.role is _WAR_BURN)
+        shown = "a burn card" if hidden else card
         _raise(
             ctx,
             AlertCode.FOREIGN_CARD,
-            f"read {n}: {card} seen more than {ctx.setup.decks} times in this shoe",
+            f"read {n}: {shown} seen more than {ctx.setup.decks} times in this shoe",
             position=position,
             n=n,
         )
@@ -654,6 +666,9 @@ def _decide(ctx: _Ctx, hand: Hand, decision: Decision) -> None:
     )
     ctx.emit(EventType.DECISION, {"position": hand.position, "decision": decision.value})
     if decision is Decision.WAR:
+        # GAME.md: SENSOR_FAULT is critical when the spot plays; the war spot plays now.
+        if ctx.spots.faulty(spot_bit(hand.position, SPOT_WAR)):
+            _sensor_fault(ctx, hand.position, SpotKind.WAR, critical=True)
         initial = hand.initial.amount
         if war_amount is not None and initial is not None and war_amount != initial:
             _raise(
@@ -687,6 +702,9 @@ def _decisions_done(ctx: _Ctx) -> None:
                 amount = spots.value(bit)
                 h = replace(h, war_tie=Wager(amount))
                 _check_limits(ctx, h.position, SpotKind.WAR_TIE, amount)
+                if spots.faulty(bit):
+                    # GAME.md: critical when the spot plays; the war tie wager plays now.
+                    _sensor_fault(ctx, h.position, SpotKind.WAR_TIE, critical=True)
             updated.append(h)
         hands = tuple(updated)
     # §(i)(5)(i): three burn cards (the profile's), one card per war position
@@ -840,8 +858,13 @@ def _guard(ctx: _Ctx, position: int, spot: int) -> tuple[int, int | None, SpotKi
     # The war spot: no wager until the decision; free while deciding (GAME.md).
     if not settled:
         return _OPEN, None, name
-    if phase is Phase.WAR_DEALING and hand.decision is Decision.WAR and hand.war is not None:
-        return _LATCHED, hand.war.amount, name
+    if hand.decision is Decision.WAR and hand.war is not None:
+        if phase is Phase.WAR_DEALING:
+            return _LATCHED, hand.war.amount, name
+        # tie_decision after the WAR press: GAME.md exempts chips added to the war
+        # spot from PAST_POSTING, not chips taken back (WAGER_REMOVED; §(g)(2): no
+        # player shall remove or alter a wager until it is decided).
+        return _KEPT, hand.war.amount, name
     return _FREE, None, name
 
 
@@ -908,7 +931,7 @@ def _on_spots(ctx: _Ctx, inp: SpotsChanged) -> None:
         removed = (was and not now) or (now and was and lowered_value)
         kind, amount, name = _guard(ctx, position, spot)
         if (fault >> bit) & 1 and not (prev.fault >> bit) & 1:
-            _sensor_fault(ctx, position, name, critical=kind == _LATCHED)
+            _sensor_fault(ctx, position, name, critical=kind in (_LATCHED, _KEPT))
         if kind == _FREE:
             continue
         if kind == _LATE:
@@ -927,6 +950,11 @@ def _on_spots(ctx: _Ctx, inp: SpotsChanged) -> None:
         if kind == _OPEN:
             over = bool(added)
             under = False
+        elif kind == _KEPT:
+            over = False
+            under = bool(removed) and (
+                not now or (amount is not None and nv is not None and nv < amount)
+            )
         else:
             over = bool(added) and amount is not None and nv is not None and nv > amount
             under = bool(removed) and (
@@ -1152,6 +1180,9 @@ _ACTIONS: Final = {
 }
 
 
+_NO_ARGUMENT: Final = frozenset({"SHUFFLED", "NO_MORE_BETS", "CONFIRM", "VOID_ROUND"})
+
+
 def _on_press(ctx: _Ctx, inp: ConsolePress) -> None:
     book = ctx.console
     answers = book.answers
@@ -1166,7 +1197,14 @@ def _on_press(ctx: _Ctx, inp: ConsolePress) -> None:
         return
     first = len(ctx.out)
     action = _ACTIONS.get(inp.action)
-    reason = NakReason.UNKNOWN_ACTION.value if action is None else action(ctx, inp.arg)
+    reason: str | None
+    if action is None:
+        reason = NakReason.UNKNOWN_ACTION.value
+    elif inp.arg is not None and inp.action in _NO_ARGUMENT:
+        # DEVICES.md: these buttons carry no argument; one that does was not pressed as meant.
+        reason = NakReason.BAD_ARGUMENT.value
+    else:
+        reason = action(ctx, inp.arg)
     if reason is not None:
         reason = str(reason)
     ctx.out.insert(first, ConsoleReply(inp.k, reason))
