@@ -82,32 +82,42 @@ def _check_reason(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ButtonFrame(LineFrame):
-    """Button press number ``k``; ``arg`` as sent, None for actions without one."""
+    """Button press number ``k``; ``arg`` as sent, None for actions without one.
+
+    A press whose action is unknown, or whose argument is missing or extra, is
+    still a press: DEVICES.md gives every press exactly one ``ACK`` or ``NAK``, so
+    it goes on to be refused (``UNKNOWN_ACTION``, ``BAD_ARGUMENT``) rather than
+    dropped with no answer. ``action`` is then the text the console sent.
+    """
 
     TAG: ClassVar[str] = "BTN"
     k: int
-    action: ConsoleAction
+    action: ConsoleAction | str
     arg: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.action.takes_arg != (self.arg is not None):
-            need = "needs an" if self.action.takes_arg else "takes no"
-            raise FrameError(f"{self.action} {need} argument")
+    @property
+    def well_formed(self) -> bool:
+        """A known action with its argument where it takes one and none where not."""
+        return isinstance(self.action, ConsoleAction) and self.action.takes_arg == (
+            self.arg is not None
+        )
 
     def fields(self) -> tuple[str, ...]:
-        head = (str(self.k), self.action.value)
+        head = (str(self.k), str(self.action))
         return head if self.arg is None else (*head, self.arg)
 
     @classmethod
     def from_fields(cls, fields: Sequence[str]) -> Self:
         if len(fields) not in (2, 3):
             raise FrameError(f"expected '<k>,<action>[,<arg>]', got {len(fields)} field(s)")
+        k = parse_count(fields[0], "k", minimum=1)
+        action: ConsoleAction | str
         try:
             action = ConsoleAction(fields[1])
-        except ValueError as exc:
-            raise FrameError(f"unknown console action {fields[1]!r}") from exc
+        except ValueError:
+            action = check_token(fields[1], "button action")
         arg = check_token(fields[2], "button argument") if len(fields) == 3 else None
-        return cls(parse_count(fields[0], "k", minimum=1), action, arg)
+        return cls(k, action, arg)
 
     @property
     def position(self) -> int | None:
@@ -118,14 +128,14 @@ class ButtonFrame(LineFrame):
         return press_card(self.action, self.arg)
 
 
-def press_position(action: ConsoleAction, arg: str | None) -> int | None:
+def press_position(action: ConsoleAction | str, arg: str | None) -> int | None:
     """The position a ``SURRENDER``/``WAR`` press names, None if its argument is no number."""
     if action not in (ConsoleAction.SURRENDER, ConsoleAction.WAR) or arg is None:
         return None
     return int(arg) if arg.isascii() and arg.isdigit() and len(arg) <= 3 else None
 
 
-def press_card(action: ConsoleAction, arg: str | None) -> Card | None:
+def press_card(action: ConsoleAction | str, arg: str | None) -> Card | None:
     """The card a ``CARD`` press enters, None if its argument is not a card."""
     if action is not ConsoleAction.CARD or arg is None:
         return None

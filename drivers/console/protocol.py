@@ -35,7 +35,7 @@ class ButtonPressed:
     """
 
     k: int
-    action: ConsoleAction
+    action: ConsoleAction | str  # the text sent, for an action the console should not have
     arg: str | None = None
 
     @property

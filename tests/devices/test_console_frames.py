@@ -71,11 +71,27 @@ def test_show_text_may_hold_commas() -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "action", "arg"),
+    [
+        ("BTN,1,WAR", f.ConsoleAction.WAR, None),
+        ("BTN,1,CONFIRM,2", f.ConsoleAction.CONFIRM, "2"),
+        ("BTN,1,DANCE", "DANCE", None),
+    ],
+)
+def test_an_ill_formed_press_is_still_a_press_to_be_refused(
+    body: str, action: f.ConsoleAction | str, arg: str | None
+) -> None:
+    """DEVICES.md: every press gets exactly one ACK or NAK, so a press with an unknown
+    action or a missing or extra argument reaches the game, which refuses it."""
+    frame = f.parse_report(body)
+    assert frame == f.ButtonFrame(1, action, arg)
+    assert isinstance(frame, f.ButtonFrame)
+    assert not frame.well_formed
+
+
+@pytest.mark.parametrize(
     "body",
     [
-        "BTN,1,WAR",
-        "BTN,1,CONFIRM,2",
-        "BTN,1,DANCE",
         "BTN,0,CONFIRM",
         "BTN,1,WAR,2,3",
         "BTN,1,WAR,",
