@@ -754,8 +754,14 @@ def _finish_round(ctx: _Ctx) -> None:
         if net is None:
             drop = win = None
         else:
-            # A known round net means every amount of the round is known.
-            drop += sum(w["amount"] for p in record["positions"] for w in p["wagers"])
+            # A known round net means every amount of the round is known. A void
+            # tie wager (no initial wager, §(h)(3)(iii)) was never in action.
+            drop += sum(
+                w["amount"]
+                for p in record["positions"]
+                for w in p["wagers"]
+                if w["result"] != "void"
+            )
             win -= net
     ties = wars = surrenders = 0
     for h in rnd.hands:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from table_controller.engine import Phase
+from table_controller.engine import Phase, stats_view
 from table_controller.rules import NY, STANDARD, UK, RulesProfile
 
 from .helpers import TIE, WAR, Table
@@ -136,3 +136,13 @@ def test_an_ill_formed_press_is_refused_not_ignored(
     t.bets({1: (2500, None, None)})
     assert t.press(action, arg) == reason
     assert t.phase() is Phase.BETTING
+
+
+def test_sh3iii_a_void_tie_wager_is_not_part_of_the_drop() -> None:
+    """§(h)(3)(iii): a tie wager with no initial wager is void, never in action."""
+    t = Table.of(NY)
+    t.open_shoe()
+    t.bets({1: (2500, None, None), 2: (None, 500, None)})
+    t.ok("NO_MORE_BETS")
+    t.cards(["9H", "7S"])
+    assert stats_view(t.state)["drop"] == 2500
