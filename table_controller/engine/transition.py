@@ -34,7 +34,6 @@ Decisions this module takes where the written rules leave a choice:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -254,10 +253,10 @@ def _raise(
     critical = sev is Severity.CRITICAL
     ctx.alerts = AlertBook((*book.open, a) if critical else book.open, number, book.refused)
     rnd = ctx.round
-    ctx.round = replace(rnd, alert_ids=(*rnd.alert_ids, alert_id))
+    ctx.round = rnd._replace(alert_ids=(*rnd.alert_ids, alert_id))
     counts = dict(ctx.stats.alerts_by_code)
     counts[code.value] = counts.get(code.value, 0) + 1
-    ctx.stats = replace(ctx.stats, alerts_by_code=tuple(sorted(counts.items())))
+    ctx.stats = ctx.stats._replace(alerts_by_code=tuple(sorted(counts.items())))
     _alert_event(ctx, a, None)
     if critical:
         where = f" P{position}" if position is not None else ""
@@ -324,15 +323,15 @@ def _count_card(ctx: _Ctx, card: str) -> bool:
     shoe = ctx.shoe
     i = CARD_INDEX[card]
     counts = count_copy(shoe.counts, i)
-    ctx.shoe = replace(shoe, counts=counts)
+    ctx.shoe = shoe._replace(counts=counts)
     return copies_read(counts, i) > ctx.setup.decks
 
 
 def _discard(ctx: _Ctx, n: int, card: str | None, why: str) -> None:
     """A card read when none is due: set aside, dealt to no one (UNEXPECTED_CARD)."""
     rnd = ctx.round
-    ctx.round = replace(rnd, discards=(*rnd.discards, (n, card)))
-    ctx.stats = replace(ctx.stats, discarded=ctx.stats.discarded + 1)
+    ctx.round = rnd._replace(discards=(*rnd.discards, (n, card)))
+    ctx.stats = ctx.stats._replace(discarded=ctx.stats.discarded + 1)
     shown = card if card is not None else "an unreadable card"
     _raise(ctx, AlertCode.UNEXPECTED_CARD, f"read {n}: {shown} {why}", n=n)
 
@@ -375,8 +374,7 @@ def _take_read(ctx: _Ctx, n: int, card: str | None) -> None:
     if burn:
         # §(h)(1): the due burn card is drawn by the next card before the deal.
         slot = CardSlot(n, card, _BURN, None, _SHOE)
-        ctx.round = replace(
-            rnd,
+        ctx.round = rnd._replace(
             cards=(*rnd.cards, slot),
             started=rnd.started if rnd.started is not None else ctx.at,
         )
@@ -450,7 +448,7 @@ MAX_LOST_READS = 64
 
 def _on_card(ctx: _Ctx, inp: CardRead) -> None:
     if inp.n <= ctx.last_read_n:
-        ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
+        ctx.stats = ctx.stats._replace(duplicate_reads=ctx.stats.duplicate_reads + 1)
         return
     ctx.last_read_n = inp.n
     # A card name the engine cannot parse is as good as a misread.
@@ -459,7 +457,7 @@ def _on_card(ctx: _Ctx, inp: CardRead) -> None:
 
 def _on_misread(ctx: _Ctx, inp: Misread) -> None:
     if inp.n <= ctx.last_read_n:
-        ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
+        ctx.stats = ctx.stats._replace(duplicate_reads=ctx.stats.duplicate_reads + 1)
         return
     ctx.last_read_n = inp.n
     _take_read(ctx, inp.n, None)
@@ -467,12 +465,12 @@ def _on_misread(ctx: _Ctx, inp: Misread) -> None:
 
 def _on_cover(ctx: _Ctx, inp: CoverRead) -> None:
     if inp.n <= ctx.last_read_n:
-        ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
+        ctx.stats = ctx.stats._replace(duplicate_reads=ctx.stats.duplicate_reads + 1)
         return
     ctx.last_read_n = inp.n
     if ctx.phase is Phase.SHUFFLE_DUE or ctx.shoe.cover_seen:
         return
-    ctx.shoe = replace(ctx.shoe, cover_seen=True, cover_n=inp.n)
+    ctx.shoe = ctx.shoe._replace(cover_seen=True, cover_n=inp.n)
     # §(h)(4): the round being dealt completes, then the cards are reshuffled;
     # with no round in progress the reshuffle is due now.
     if not ctx.round.latched:
@@ -645,12 +643,12 @@ def _decide(ctx: _Ctx, hand: Hand, decision: Decision) -> None:
     if decision is Decision.WAR:
         # §(i)(5): the war wager is the war spot's chips when the dealer confirms it.
         war_amount = ctx.spots.value(spot_bit(hand.position, SPOT_WAR))
-        new = replace(hand, decision=decision, war=Wager(war_amount))
+        new = hand._replace(decision=decision, war=Wager(war_amount))
     else:
-        new = replace(hand, decision=decision)
+        new = hand._replace(decision=decision)
     rnd = ctx.round
-    ctx.round = replace(
-        rnd, hands=tuple(new if h.position == hand.position else h for h in rnd.hands)
+    ctx.round = rnd._replace(
+        hands=tuple(new if h.position == hand.position else h for h in rnd.hands)
     )
     ctx.emit(EventType.DECISION, {"position": hand.position, "decision": decision.value})
     if decision is Decision.WAR:
@@ -685,7 +683,7 @@ def _decisions_done(ctx: _Ctx) -> None:
             bit = spot_bit(h.position, SPOT_TIE)
             if h.decision is Decision.WAR and (spots.present >> bit) & 1:
                 amount = spots.value(bit)
-                h = replace(h, war_tie=Wager(amount))
+                h = h._replace(war_tie=Wager(amount))
                 _check_limits(ctx, h.position, SpotKind.WAR_TIE, amount)
             updated.append(h)
         hands = tuple(updated)
@@ -697,7 +695,7 @@ def _decisions_done(ctx: _Ctx) -> None:
         *((Role.WAR_BURN, None) for _ in range(rules.burn_before_dealer_war)),
         (Role.WAR_DEALER, None),
     )
-    ctx.round = replace(ctx.round, hands=hands, plan=plan, plan_i=0)
+    ctx.round = ctx.round._replace(hands=hands, plan=plan, plan_i=0)
     ctx.phase = Phase.WAR_DEALING
 
 
@@ -706,12 +704,12 @@ def _settle_war(ctx: _Ctx) -> None:
     rnd = ctx.round
     dealer = rnd.card_of(Role.WAR_DEALER)
     hands = tuple(
-        replace(h, war_outcome=_compare(rnd.card_of(Role.WAR_POSITION, h.position), dealer))
+        h._replace(war_outcome=_compare(rnd.card_of(Role.WAR_POSITION, h.position), dealer))
         if h.decision is Decision.WAR
         else h
         for h in rnd.hands
     )
-    ctx.round = replace(rnd, hands=hands)
+    ctx.round = rnd._replace(hands=hands)
     _finish_round(ctx)
 
 
@@ -796,7 +794,7 @@ def _void(ctx: _Ctx) -> None:
     )
     ctx.out.append(RoundRecorded(ctx.round_id, record))
     ctx.emit(EventType.ROUND_VOIDED, {"reason": reason})
-    ctx.stats = replace(ctx.stats, voids=ctx.stats.voids + 1)
+    ctx.stats = ctx.stats._replace(voids=ctx.stats.voids + 1)
     _next_round(ctx)
 
 
@@ -914,7 +912,7 @@ def _on_spots(ctx: _Ctx, inp: SpotsChanged) -> None:
         if kind == _LATE:
             if added and bit not in ctx.round.late_warned:
                 rnd = ctx.round
-                ctx.round = replace(rnd, late_warned=rnd.late_warned | {bit})
+                ctx.round = rnd._replace(late_warned=rnd.late_warned | {bit})
                 _raise(
                     ctx,
                     AlertCode.LATE_WAGER,
@@ -965,7 +963,7 @@ def _on_online(ctx: _Ctx, inp: DeviceOnline) -> None:
     dev = ctx.devices[DEVICE_NAMES.index(inp.device)]
     if dev.online:
         return
-    _set_device(ctx, inp.device, replace(dev, online=True, seen=True, detail=None))
+    _set_device(ctx, inp.device, dev._replace(online=True, seen=True, detail=None))
     offline = [
         a for a in ctx.alerts.open if a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device
     ]
@@ -980,7 +978,7 @@ def _on_offline(ctx: _Ctx, inp: DeviceOffline) -> None:
     if inp.device not in DEVICE_NAMES:
         return
     dev = ctx.devices[DEVICE_NAMES.index(inp.device)]
-    _set_device(ctx, inp.device, replace(dev, online=False, detail=inp.detail))
+    _set_device(ctx, inp.device, dev._replace(online=False, detail=inp.detail))
     if any(a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device for a in ctx.alerts.open):
         return
     if not dev.online and dev.detail is not None:
@@ -998,7 +996,7 @@ def _on_shoe_status(ctx: _Ctx, inp: ShoeStatus) -> None:
     dev = ctx.devices[DEVICE_NAMES.index("shoe")]
     state = inp.state.upper()
     if dev.status != state:
-        _set_device(ctx, "shoe", replace(dev, status=state))
+        _set_device(ctx, "shoe", dev._replace(status=state))
 
 
 def _on_refused(ctx: _Ctx, inp: PublishRefused) -> None:
@@ -1053,7 +1051,7 @@ def _press_dealer(ctx: _Ctx, arg: str | None) -> str | None:
     ctx.dealer = dealer
     # §(h)(1): each new dealer discards one burn card before dealing; a flag,
     # so a new shoe and a new dealer before the same deal burn once.
-    ctx.shoe = replace(ctx.shoe, burns_due=ctx.setup.rules.burn_new_shoe)
+    ctx.shoe = ctx.shoe._replace(burns_due=ctx.setup.rules.burn_new_shoe)
     ctx.emit(EventType.DEALER_CHANGED, {"dealer": dealer}, table_level=True)
     return None
 
@@ -1104,8 +1102,8 @@ def _press_card(ctx: _Ctx, arg: str | None) -> str | None:
     card = (arg or "").strip().upper()
     if card not in CARD_INDEX:
         return NakReason.BAD_CARD
-    slot = replace(rnd.cards[index], card=card, source=Source.MANUAL, pending=False)
-    ctx.round = replace(rnd, cards=(*rnd.cards[:index], slot, *rnd.cards[index + 1 :]))
+    slot = rnd.cards[index]._replace(card=card, source=Source.MANUAL, pending=False)
+    ctx.round = rnd._replace(cards=(*rnd.cards[:index], slot, *rnd.cards[index + 1 :]))
     foreign = _count_card(ctx, card)
     _card_event(ctx, slot)
     misread = [a for a in ctx.alerts.open if a.code is AlertCode.MISREAD and a.n == slot.n]
