@@ -66,9 +66,13 @@ class Pay:
     npu: Fraction
     odds: str
     npu_json: int | float = 0
+    # ``npu`` as an int when whole (every case but the surrender): net = amount × it.
+    npu_whole: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "npu_json", npu_json(self.npu))
+        whole = self.npu.numerator if self.npu.denominator == 1 else None
+        object.__setattr__(self, "npu_whole", whole)
 
 
 def _pay(s: WagerSettlement) -> Pay:
@@ -132,13 +136,21 @@ def paytable(setup: TableSetup) -> Paytable:
 
 
 def _wager(spot: str, amount: int | None, pay: Pay) -> dict[str, Any]:
+    # wager_net, inlined with the whole net per unit read once per paytable.
+    whole = pay.npu_whole
+    if amount is None:
+        net = None
+    elif whole is not None:
+        net = amount * whole
+    else:
+        net = math.floor(amount * pay.npu)
     return {
         "spot": spot,
         "amount": amount,
         "odds": pay.odds,
         "result": pay.result,
         "net_per_unit": pay.npu_json,
-        "net": wager_net(amount, pay.npu),
+        "net": net,
     }
 
 
@@ -279,7 +291,17 @@ def build_record(
         "ended": rfc3339(ended),
         "void": void,
         "void_reason": void_reason,
-        "cards": [card_json(c) for c in cards],
+        # card_json, inlined: a record lists every card of the round.
+        "cards": [
+            {
+                "n": c.n,
+                "card": c.card,
+                "role": c.role._value_,
+                "position": c.position,
+                "source": c.source._value_,
+            }
+            for c in cards
+        ],
         "dealer_card": dealt.get((Role.DEALER, None)),
         "dealer_war_card": dealt.get((Role.WAR_DEALER, None)),
         "positions": positions,
