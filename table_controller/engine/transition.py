@@ -58,16 +58,17 @@ from table_controller.engine.inputs import (
 from table_controller.engine.outputs import (
     ConsoleReply,
     ConsoleShow,
-    Event,
     EventType,
     NakReason,
     Output,
     RoundRecorded,
     SetLights,
+    new_event,
 )
 from table_controller.engine.settlement import build_record, paytable
 from table_controller.engine.state import (
     CONSOLE_MEMORY,
+    COPIES_MAX,
     SPOT_INITIAL,
     SPOT_NAMES,
     SPOT_TIE,
@@ -209,7 +210,9 @@ class _Ctx:
     def emit(self, type_: EventType, data: dict[str, Any], *, table_level: bool = False) -> None:
         self.seq += 1
         self.out.append(
-            Event(self.seq, type_._value_, None if table_level else self.round_id, self.at, data)
+            new_event(
+                self.seq, type_._value_, None if table_level else self.round_id, self.at, data
+            )
         )
 
 
@@ -358,9 +361,13 @@ def _take_read(ctx: _Ctx, n: int, card: str | None) -> None:
     counts = shoe.counts
     foreign = False
     if card is not None:
-        i = CARD_INDEX[card]
-        counts = count_copy(counts, i)
-        foreign = copies_read(counts, i) > ctx.setup.decks
+        # count_copy and copies_read, inlined: one byte of ``counts`` per card.
+        shift = 8 * CARD_INDEX[card]
+        copies = (counts >> shift) & COPIES_MAX
+        if copies < COPIES_MAX:
+            copies += 1
+            counts += 1 << shift
+        foreign = copies > ctx.setup.decks
     burn = not rnd.deal_started and shoe.burns_due > 0 and (phase is _BETTING or phase is _DEALING)
     ctx.shoe = ShoeState(
         shoe.number,
@@ -1196,8 +1203,121 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
 }
 
 
+_CARD_EVENT: Final = EventType.CARD._value_
+# The state's named tuples made from their fields in one step, without the
+# Python-level ``__new__`` that names them (every field is given, in order).
+_tuple_new: Final = tuple.__new__
+
+
+def _dealt_card(state: TableState, inp: CardRead) -> tuple[TableState, list[Output]] | None:
+    """The most common input, a card dealt in the middle of a deal, taken in one step.
+
+    Exactly what ``_on_card`` does for a new, known card that is neither a due
+    burn card, nor one copy too many, nor the last card of the deal (which
+    settles); None for every other read, which takes the general path.
+    """
+    n = inp.n
+    if n <= state.last_read_n:
+        return None
+    phase = state.phase
+    if phase is not _DEALING and phase is not _WAR_DEALING:
+        return None
+    rnd = state.round
+    plan = rnd.plan
+    plan_i = rnd.plan_i
+    if plan_i + 1 >= len(plan):
+        return None
+    shoe = state.shoe
+    if shoe.burns_due > 0 and not rnd.deal_started and phase is _DEALING:
+        return None
+    card = inp.card
+    index = CARD_INDEX.get(card)
+    if index is None:
+        return None
+    shift = 8 * index
+    counts = shoe.counts
+    copies = ((counts >> shift) & COPIES_MAX) + 1
+    if copies > state.setup.decks or copies > COPIES_MAX:
+        return None
+    role, position = plan[plan_i]
+    slot = _tuple_new(CardSlot, (n, card, role, position, _SHOE, False))
+    seq = state.seq + 1
+    event = new_event(
+        seq,
+        _CARD_EVENT,
+        state.round_id,
+        inp.at,
+        {
+            "n": n,
+            # §(h)(1): a burn card's rank is revealed to no one at the table.
+            "card": None if role is _BURN or role is _WAR_BURN else card,
+            "role": role._value_,
+            "position": position,
+            "source": _SHOE._value_,
+        },
+    )
+    new_state = _tuple_new(
+        TableState,
+        (
+            state.setup,
+            seq,
+            phase,
+            state.round_id,
+            state.dealer,
+            n,
+            _tuple_new(
+                ShoeState,
+                (
+                    shoe.number,
+                    shoe.id,
+                    counts + (1 << shift),
+                    shoe.cards_read + 1,
+                    shoe.cover_seen,
+                    shoe.cover_n,
+                    shoe.burns_due,
+                ),
+            ),
+            _tuple_new(
+                RoundState,
+                (
+                    rnd.latched,
+                    rnd.latched_by,
+                    rnd.started,
+                    rnd.hands,
+                    rnd.void_ties,
+                    (*rnd.cards, slot),
+                    plan,
+                    plan_i + 1,
+                    True,
+                    rnd.original_settled,
+                    rnd.alert_ids,
+                    rnd.discards,
+                    rnd.late_warned,
+                ),
+            ),
+            state.spots,
+            state.alerts,
+            state.devices,
+            state.console,
+            state.stats,
+        ),
+    )
+    return new_state, [event]
+
+
 def transition(state: TableState, inp: Input) -> tuple[TableState, list[Output]]:
     """The table after ``inp``, and what to do about it. Pure; never raises."""
+    if type(inp) is CardRead:
+        fast = _dealt_card(state, inp)
+        if fast is not None:
+            return fast
+    elif type(inp) is Tick:
+        return state, []
+    return _transition(state, inp)
+
+
+def _transition(state: TableState, inp: Input) -> tuple[TableState, list[Output]]:
+    """``transition`` by the general path: every input, every rule."""
     if type(inp) is Tick:
         return state, []
     handler = _HANDLERS.get(type(inp))
