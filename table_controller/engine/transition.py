@@ -137,6 +137,8 @@ _BURN: Final = Role.BURN
 _WAR_BURN: Final = Role.WAR_BURN
 _POSITION: Final = Role.POSITION
 _DEALER: Final = Role.DEALER
+_WAR_POSITION: Final = Role.WAR_POSITION
+_WAR_DEALER: Final = Role.WAR_DEALER
 _SHOE: Final = Source.SHOE
 _TIE: Final = Outcome.TIE
 _WIN: Final = Outcome.WIN
@@ -709,10 +711,20 @@ def _decisions_done(ctx: _Ctx) -> None:
 def _settle_war(ctx: _Ctx) -> None:
     """§(i)(5)(ii): compare each war card with the dealer's war card."""
     rnd = ctx.round
-    dealer = rnd.card_of(Role.WAR_DEALER)
+    # One pass over the cards (card_of for each): the first card in each place.
+    war_cards: dict[int | None, str | None] = {}
+    dealer: str | None = None
+    dealer_seen = False
+    for c in rnd.cards:
+        if c.role is _WAR_POSITION:
+            if c.position not in war_cards:
+                war_cards[c.position] = c.card
+        elif c.role is _WAR_DEALER and c.position is None and not dealer_seen:
+            dealer_seen = True
+            dealer = c.card
     hands = tuple(
-        h._replace(war_outcome=_compare(rnd.card_of(Role.WAR_POSITION, h.position), dealer))
-        if h.decision is Decision.WAR
+        h._replace(war_outcome=_compare(war_cards.get(h.position), dealer))
+        if h.decision is _WAR
         else h
         for h in rnd.hands
     )
