@@ -147,6 +147,9 @@ _SURRENDER: Final = Decision.SURRENDER
 _LOSE: Final = Outcome.LOSE
 
 _NEW_ROUND: Final = RoundState()
+# The state's named tuples made from their fields in one step, without the
+# Python-level ``__new__`` that names them (every field is given, in order).
+_tuple_new: Final = tuple.__new__
 
 _FREE: Final = 0  # the dealer or player may move the chips: no wager in action
 _LATCHED: Final = 1  # a wager in action: it must not change until settled
@@ -193,20 +196,23 @@ class _Ctx:
         self.out: list[Output] = []
 
     def freeze(self) -> TableState:
-        return TableState(
-            self.setup,
-            self.seq,
-            self.phase,
-            self.round_id,
-            self.dealer,
-            self.last_read_n,
-            self.shoe,
-            self.round,
-            self.spots,
-            self.alerts,
-            self.devices,
-            self.console,
-            self.stats,
+        return _tuple_new(
+            TableState,
+            (
+                self.setup,
+                self.seq,
+                self.phase,
+                self.round_id,
+                self.dealer,
+                self.last_read_n,
+                self.shoe,
+                self.round,
+                self.spots,
+                self.alerts,
+                self.devices,
+                self.console,
+                self.stats,
+            ),
         )
 
     def emit(self, type_: EventType, data: dict[str, Any], *, table_level: bool = False) -> None:
@@ -371,14 +377,17 @@ def _take_read(ctx: _Ctx, n: int, card: str | None) -> None:
             counts += 1 << shift
         foreign = copies > ctx.setup.decks
     burn = not rnd.deal_started and shoe.burns_due > 0 and (phase is _BETTING or phase is _DEALING)
-    ctx.shoe = ShoeState(
-        shoe.number,
-        shoe.id,
-        counts,
-        shoe.cards_read + 1,
-        shoe.cover_seen,
-        shoe.cover_n,
-        shoe.burns_due - 1 if burn else shoe.burns_due,
+    ctx.shoe = _tuple_new(
+        ShoeState,
+        (
+            shoe.number,
+            shoe.id,
+            counts,
+            shoe.cards_read + 1,
+            shoe.cover_seen,
+            shoe.cover_n,
+            shoe.burns_due - 1 if burn else shoe.burns_due,
+        ),
     )
     if burn:
         # §(h)(1): the due burn card is drawn by the next card before the deal.
@@ -423,21 +432,24 @@ def _deal(ctx: _Ctx, n: int, card: str | None) -> None:
     plan_i = rnd.plan_i
     role, position = rnd.plan[plan_i]
     pending = card is None and role is not _BURN and role is not _WAR_BURN
-    slot = CardSlot(n, card, role, position, _SHOE, pending)
-    ctx.round = RoundState(
-        rnd.latched,
-        rnd.latched_by,
-        rnd.started,
-        rnd.hands,
-        rnd.void_ties,
-        (*rnd.cards, slot),
-        rnd.plan,
-        plan_i + 1,
-        True,
-        rnd.original_settled,
-        rnd.alert_ids,
-        rnd.discards,
-        rnd.late_warned,
+    slot = _tuple_new(CardSlot, (n, card, role, position, _SHOE, pending))
+    ctx.round = _tuple_new(
+        RoundState,
+        (
+            rnd.latched,
+            rnd.latched_by,
+            rnd.started,
+            rnd.hands,
+            rnd.void_ties,
+            (*rnd.cards, slot),
+            rnd.plan,
+            plan_i + 1,
+            True,
+            rnd.original_settled,
+            rnd.alert_ids,
+            rnd.discards,
+            rnd.late_warned,
+        ),
     )
     _card_event(ctx, slot)
     if pending:
@@ -538,32 +550,40 @@ def _latch(ctx: _Ctx, by: str) -> None:
     cents = dict(spots.values) if spots.values is not None else {}
     hands: list[Hand] = []
     void_ties: list[tuple[int, int | None]] = []
+    # §(h)(3): one card to each playing position in order, then the dealer.
+    deal: list[tuple[Role, int | None]] = []
     for p in range(1, ctx.setup.positions + 1):
         b = (p - 1) * 3  # the initial spot's bit; the tie spot's is b + 1
         tie_present = (present >> (b + 1)) & 1
         if (present >> b) & 1:
-            tie = Wager(cents.get(b + 1)) if tie_present else None
-            hands.append(Hand(p, Wager(cents.get(b)), tie))
+            # Hand(p, Wager(initial), tie) and Wager(tie), from their fields in order.
+            tie = _tuple_new(Wager, (cents.get(b + 1),)) if tie_present else None
+            initial = _tuple_new(Wager, (cents.get(b),))
+            hands.append(_tuple_new(Hand, (p, initial, tie, None, None, None, None, None)))
+            deal.append((_POSITION, p))
         elif tie_present:
             # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
             void_ties.append((p, cents.get(b + 1)))
     rnd = ctx.round
-    # §(h)(3): one card to each playing position in order, then the dealer.
-    plan = (*((_POSITION, h.position) for h in hands), (_DEALER, None))
-    ctx.round = RoundState(
-        True,
-        by,
-        rnd.started if rnd.started is not None else ctx.at,
-        tuple(hands),
-        tuple(void_ties),
-        rnd.cards,
-        plan,
-        0,
-        rnd.deal_started,
-        rnd.original_settled,
-        rnd.alert_ids,
-        rnd.discards,
-        rnd.late_warned,
+    deal.append((_DEALER, None))
+    plan = tuple(deal)
+    ctx.round = _tuple_new(
+        RoundState,
+        (
+            True,
+            by,
+            rnd.started if rnd.started is not None else ctx.at,
+            tuple(hands),
+            tuple(void_ties),
+            rnd.cards,
+            plan,
+            0,
+            rnd.deal_started,
+            rnd.original_settled,
+            rnd.alert_ids,
+            rnd.discards,
+            rnd.late_warned,
+        ),
     )
     ctx.phase = Phase.DEALING
     ctx.emit(EventType.BETS_CLOSED, {"by": by, "positions": [h.position for h in hands]})
@@ -615,24 +635,39 @@ def _settle_original(ctx: _Ctx) -> None:
     for h in rnd.hands:
         outcome = _compare(player_cards.get(h.position), dealer)
         hands.append(
-            Hand(h.position, h.initial, h.tie, h.war, h.war_tie, outcome, h.decision, h.war_outcome)
+            _tuple_new(
+                Hand,
+                (
+                    h.position,
+                    h.initial,
+                    h.tie,
+                    h.war,
+                    h.war_tie,
+                    outcome,
+                    h.decision,
+                    h.war_outcome,
+                ),
+            )
         )
         if outcome is _TIE:
             tied.append(h.position)
-    ctx.round = RoundState(
-        rnd.latched,
-        rnd.latched_by,
-        rnd.started,
-        tuple(hands),
-        rnd.void_ties,
-        rnd.cards,
-        rnd.plan,
-        rnd.plan_i,
-        rnd.deal_started,
-        True,
-        rnd.alert_ids,
-        rnd.discards,
-        rnd.late_warned,
+    ctx.round = _tuple_new(
+        RoundState,
+        (
+            rnd.latched,
+            rnd.latched_by,
+            rnd.started,
+            tuple(hands),
+            rnd.void_ties,
+            rnd.cards,
+            rnd.plan,
+            rnd.plan_i,
+            rnd.deal_started,
+            True,
+            rnd.alert_ids,
+            rnd.discards,
+            rnd.late_warned,
+        ),
     )
     if not tied:
         _finish_round(ctx)
@@ -764,19 +799,22 @@ def _finish_round(ctx: _Ctx) -> None:
                 wars += 1
             elif h.decision is _SURRENDER:
                 surrenders += 1
-    ctx.stats = Stats(
-        st.rounds + 1,
-        st.ties + ties,
-        st.wars + wars,
-        st.surrenders + surrenders,
-        st.voids,
-        st.alerts_by_code,
-        drop,
-        win,
-        st.first_started if st.first_started is not None else rnd.started,
-        ctx.at,
-        st.duplicate_reads,
-        st.discarded,
+    ctx.stats = _tuple_new(
+        Stats,
+        (
+            st.rounds + 1,
+            st.ties + ties,
+            st.wars + wars,
+            st.surrenders + surrenders,
+            st.voids,
+            st.alerts_by_code,
+            drop,
+            win,
+            st.first_started if st.first_started is not None else rnd.started,
+            ctx.at,
+            st.duplicate_reads,
+            st.discarded,
+        ),
     )
     _next_round(ctx)
 
@@ -1216,9 +1254,6 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
 
 
 _CARD_EVENT: Final = EventType.CARD._value_
-# The state's named tuples made from their fields in one step, without the
-# Python-level ``__new__`` that names them (every field is given, in order).
-_tuple_new: Final = tuple.__new__
 
 
 def _dealt_card(state: TableState, inp: CardRead) -> tuple[TableState, list[Output]] | None:

@@ -23,7 +23,16 @@ from table_controller.engine import (
     transition,
 )
 from table_controller.engine.outputs import new_event
-from table_controller.engine.state import CardSlot, Role, RoundState, ShoeState, Source
+from table_controller.engine.state import (
+    CardSlot,
+    Hand,
+    Role,
+    RoundState,
+    ShoeState,
+    Source,
+    Stats,
+    Wager,
+)
 from table_controller.engine.transition import _dealt_card, _transition
 from table_controller.rules import NY, STANDARD, UK, RulesProfile
 
@@ -90,3 +99,7 @@ def test_state_values_built_from_a_tuple_equal_those_built_by_name() -> None:
     assert len(RoundState._fields) == 13
     assert len(ShoeState._fields) == 7
     assert len(TableState._fields) == 13
+    assert len(Stats._fields) == 12
+    assert len(Hand._fields) == 8
+    assert len(Wager._fields) == 1
+    assert len(CardSlot._fields) == 6
