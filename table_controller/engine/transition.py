@@ -606,8 +606,11 @@ def _advance(ctx: _Ctx) -> None:
     if ctx.alerts.open:
         return
     rnd = ctx.round
-    if not rnd.latched or rnd.plan_i < len(rnd.plan) or any(c.pending for c in rnd.cards):
+    if not rnd.latched or rnd.plan_i < len(rnd.plan):
         return
+    for c in rnd.cards:
+        if c.pending:
+            return
     if ctx.phase is _DEALING:
         _settle_original(ctx)
     elif ctx.phase is _WAR_DEALING:
@@ -789,7 +792,9 @@ def _finish_round(ctx: _Ctx) -> None:
             drop = win = None
         else:
             # A known round net means every amount of the round is known.
-            drop += sum(w["amount"] for p in record["positions"] for w in p["wagers"])
+            for p in record["positions"]:
+                for w in p["wagers"]:
+                    drop += w["amount"]
             win -= net
     ties = wars = surrenders = 0
     for h in rnd.hands:
