@@ -635,25 +635,17 @@ def _settle_original(ctx: _Ctx) -> None:
             dealer = c.card
     hands: list[Hand] = []
     tied: list[int] = []
-    for h in rnd.hands:
-        outcome = _compare(player_cards.get(h.position), dealer)
+    ranks = CARD_RANK
+    for position, initial, tie, war, war_tie, _, decision, war_outcome in rnd.hands:
+        # _compare, inlined: the player's rank against the dealer's (§(f)).
+        p = ranks[player_cards.get(position) or ""]
+        d = ranks[dealer or ""]
+        outcome = _WIN if p > d else _LOSE if p < d else _TIE
         hands.append(
-            _tuple_new(
-                Hand,
-                (
-                    h.position,
-                    h.initial,
-                    h.tie,
-                    h.war,
-                    h.war_tie,
-                    outcome,
-                    h.decision,
-                    h.war_outcome,
-                ),
-            )
+            _tuple_new(Hand, (position, initial, tie, war, war_tie, outcome, decision, war_outcome))
         )
         if outcome is _TIE:
-            tied.append(h.position)
+            tied.append(position)
     ctx.round = _tuple_new(
         RoundState,
         (
