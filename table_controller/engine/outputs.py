@@ -8,10 +8,10 @@ bool, None, list and dict only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 
 class EventType(StrEnum):
@@ -55,6 +55,30 @@ class Event:
     round_id: int | None
     at: datetime
     data: Mapping[str, Any]
+
+
+_EVENT_FIELDS: Final = ("seq", "type", "round_id", "at", "data")
+assert tuple(f.name for f in fields(Event)) == _EVENT_FIELDS
+# The slot setters of Event: the frozen dataclass's __init__ guards each field
+# with object.__setattr__, which costs twice as much, and the engine makes an
+# event for almost every input.
+_new_object: Final = object.__new__
+_SET_SEQ, _SET_TYPE, _SET_ROUND_ID, _SET_AT, _SET_DATA = (
+    vars(Event)[name].__set__ for name in _EVENT_FIELDS
+)
+
+
+def new_event(
+    seq: int, type_: str, round_id: int | None, at: datetime, data: Mapping[str, Any]
+) -> Event:
+    """``Event(seq, type_, round_id, at, data)``, the same value, built faster."""
+    event: Event = _new_object(Event)
+    _SET_SEQ(event, seq)
+    _SET_TYPE(event, type_)
+    _SET_ROUND_ID(event, round_id)
+    _SET_AT(event, at)
+    _SET_DATA(event, data)
+    return event
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,10 @@ _O_WIN: Final = Outcome.WIN
 _O_LOSE: Final = Outcome.LOSE
 _O_TIE: Final = Outcome.TIE
 _SURRENDER: Final = Decision.SURRENDER
+_R_POSITION: Final = Role.POSITION
+_R_DEALER: Final = Role.DEALER
+_R_WAR_POSITION: Final = Role.WAR_POSITION
+_R_WAR_DEALER: Final = Role.WAR_DEALER
 MINUS_ONE: Final = Fraction(-1)
 
 
@@ -66,9 +70,13 @@ class Pay:
     npu: Fraction
     odds: str
     npu_json: int | float = 0
+    # ``npu`` as an int when whole (every case but the surrender): net = amount × it.
+    npu_whole: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "npu_json", npu_json(self.npu))
+        whole = self.npu.numerator if self.npu.denominator == 1 else None
+        object.__setattr__(self, "npu_whole", whole)
 
 
 def _pay(s: WagerSettlement) -> Pay:
@@ -132,13 +140,21 @@ def paytable(setup: TableSetup) -> Paytable:
 
 
 def _wager(spot: str, amount: int | None, pay: Pay) -> dict[str, Any]:
+    # wager_net, inlined with the whole net per unit read once per paytable.
+    whole = pay.npu_whole
+    if amount is None:
+        net = None
+    elif whole is not None:
+        net = amount * whole
+    else:
+        net = math.floor(amount * pay.npu)
     return {
         "spot": spot,
         "amount": amount,
         "odds": pay.odds,
         "result": pay.result,
         "net_per_unit": pay.npu_json,
-        "net": wager_net(amount, pay.npu),
+        "net": net,
     }
 
 
@@ -226,25 +242,65 @@ def build_record(
     pt = paytable(setup)
     void = void_reason is not None
     cards = rnd.cards
-    # One pass over the cards: each hand's card and war card, the dealer's cards.
-    dealt: dict[tuple[Role, int | None], str | None] = {}
+    # One pass over the cards: each hand's card and war card, the dealer's
+    # cards (the first card dealt in each place).
+    hand_cards: dict[int | None, str | None] = {}
+    war_cards: dict[int | None, str | None] = {}
+    dealer_card: str | None = None
+    dealer_war_card: str | None = None
+    dealer_seen = dealer_war_seen = False
+    card_list: list[dict[str, Any]] = []
     for c in cards:
-        dealt.setdefault((c.role, c.position), c.card)
+        role = c.role
+        if role is _R_POSITION:
+            if c.position not in hand_cards:
+                hand_cards[c.position] = c.card
+        elif role is _R_DEALER:
+            if not dealer_seen:
+                dealer_seen = True
+                dealer_card = c.card
+        elif role is _R_WAR_POSITION:
+            if c.position not in war_cards:
+                war_cards[c.position] = c.card
+        elif role is _R_WAR_DEALER and not dealer_war_seen:
+            dealer_war_seen = True
+            dealer_war_card = c.card
+        # card_json, inlined: a record lists every card of the round.
+        card_list.append(
+            {
+                "n": c.n,
+                "card": c.card,
+                "role": role._value_,
+                "position": c.position,
+                "source": c.source._value_,
+            }
+        )
     entries: list[tuple[int, dict[str, Any]]] = []
     for hand in rnd.hands:
         wagers = void_hand(pt, hand) if void else settle_hand(pt, hand)
+        net: int | None = 0
+        for w in wagers:
+            wager_net_ = w["net"]
+            if wager_net_ is None:
+                net = None
+                break
+            net += wager_net_
+        outcome = hand.outcome
+        decision = hand.decision
+        war_outcome = hand.war_outcome
+        position = hand.position
         entries.append(
             (
-                hand.position,
+                position,
                 {
-                    "position": hand.position,
-                    "card": dealt.get((Role.POSITION, hand.position)),
-                    "outcome": None if hand.outcome is None else hand.outcome._value_,
-                    "decision": None if hand.decision is None else hand.decision._value_,
-                    "war_card": dealt.get((Role.WAR_POSITION, hand.position)),
-                    "war_outcome": (None if hand.war_outcome is None else hand.war_outcome._value_),
+                    "position": position,
+                    "card": hand_cards.get(position),
+                    "outcome": None if outcome is None else outcome._value_,
+                    "decision": None if decision is None else decision._value_,
+                    "war_card": war_cards.get(position),
+                    "war_outcome": None if war_outcome is None else war_outcome._value_,
                     "wagers": wagers,
-                    "net": _sum([w["net"] for w in wagers]),
+                    "net": net,
                 },
             )
         )
@@ -279,9 +335,9 @@ def build_record(
         "ended": rfc3339(ended),
         "void": void,
         "void_reason": void_reason,
-        "cards": [card_json(c) for c in cards],
-        "dealer_card": dealt.get((Role.DEALER, None)),
-        "dealer_war_card": dealt.get((Role.WAR_DEALER, None)),
+        "cards": card_list,
+        "dealer_card": dealer_card,
+        "dealer_war_card": dealer_war_card,
         "positions": positions,
         "net": _sum([p["net"] for p in positions]),
         "alerts": list(rnd.alert_ids),

@@ -5,14 +5,19 @@ composition, cover seen, burn due), the dealer, the round in progress, open
 alerts, the last read number and the answers given to console presses. The
 engine derives a new value from the old one and an input, so replaying the
 journal of inputs rebuilds the table exactly.
+
+The parts of the state are typed named tuples, not frozen dataclasses: the
+engine builds several of them for every input, and a frozen dataclass pays a
+guarded ``object.__setattr__`` per field where a tuple is made in one step.
+They stay immutable, hashable and equal by value.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from table_controller.config import Limits
 from table_controller.engine.inputs import DEVICE_NAMES, DeviceName
@@ -130,8 +135,7 @@ class TableSetup:
             raise ValueError(f"positions: {self.positions} outside 1..{BOARD_POSITIONS}")
 
 
-@dataclass(frozen=True, slots=True)
-class ShoeState:
+class ShoeState(NamedTuple):
     """The shoe in play (``id`` None before the first ``SHUFFLED``)."""
 
     number: int = 0
@@ -161,8 +165,7 @@ def count_copy(counts: int, index: int) -> int:
     return counts + (1 << (8 * index))
 
 
-@dataclass(frozen=True, slots=True)
-class CardSlot:
+class CardSlot(NamedTuple):
     """One card taken in the round, in read order.
 
     ``card`` is None while a misread waits for the dealer's ``CARD`` (``pending``)
@@ -177,15 +180,13 @@ class CardSlot:
     pending: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Wager:
+class Wager(NamedTuple):
     """A wager in action: ``amount`` in cents, None on a presence-only board."""
 
     amount: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Hand:
+class Hand(NamedTuple):
     """A playing position of the round (its initial spot held chips at the latch)."""
 
     position: int
@@ -198,8 +199,7 @@ class Hand:
     war_outcome: Outcome | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RoundState:
+class RoundState(NamedTuple):
     """The round open for betting or in progress."""
 
     latched: bool = False
@@ -238,8 +238,7 @@ class RoundState:
         return self.latched and self.plan_i >= len(self.plan)
 
 
-@dataclass(frozen=True, slots=True)
-class Spots:
+class Spots(NamedTuple):
     """The last snapshot of the bet sensor board."""
 
     present: int = 0
@@ -260,8 +259,7 @@ class Spots:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Alert:
+class Alert(NamedTuple):
     alert: str
     code: AlertCode
     severity: Severity
@@ -273,8 +271,7 @@ class Alert:
     device: DeviceName | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AlertBook:
+class AlertBook(NamedTuple):
     # Only critical alerts stay open (GAME.md); the table is held while any is.
     open: tuple[Alert, ...] = ()
     raised: int = 0
@@ -282,16 +279,14 @@ class AlertBook:
     refused: tuple[tuple[str, datetime], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceState:
+class DeviceState(NamedTuple):
     online: bool = False
     seen: bool = False  # has been online at least once
     detail: str | None = None  # why it is offline
     status: str = "OK"  # the shoe's own state from its heartbeat
 
 
-@dataclass(frozen=True, slots=True)
-class ConsoleBook:
+class ConsoleBook(NamedTuple):
     """Answers given to console presses, so a repeated press gets the same answer."""
 
     answers: tuple[tuple[int, str | None], ...] = ()
@@ -301,8 +296,7 @@ class ConsoleBook:
     top: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Stats:
+class Stats(NamedTuple):
     rounds: int = 0
     ties: int = 0
     wars: int = 0
@@ -320,12 +314,11 @@ class Stats:
     discarded: int = 0
 
 
-def _devices() -> tuple[DeviceState, ...]:
-    return tuple(DeviceState() for _ in DEVICE_NAMES)
+# Every device offline and never seen: the devices of a table just installed.
+NO_DEVICES: Final[tuple[DeviceState, ...]] = tuple(DeviceState() for _ in DEVICE_NAMES)
 
 
-@dataclass(frozen=True, slots=True)
-class TableState:
+class TableState(NamedTuple):
     setup: TableSetup
     seq: int = 0
     phase: Phase = Phase.SHUFFLE_DUE
@@ -336,7 +329,7 @@ class TableState:
     round: RoundState = RoundState()
     spots: Spots = Spots()
     alerts: AlertBook = AlertBook()
-    devices: tuple[DeviceState, ...] = field(default_factory=_devices)
+    devices: tuple[DeviceState, ...] = NO_DEVICES
     console: ConsoleBook = ConsoleBook()
     stats: Stats = Stats()
 

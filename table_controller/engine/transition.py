@@ -41,7 +41,6 @@ Decisions this module takes where the written rules leave a choice:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -66,16 +65,17 @@ from table_controller.engine.inputs import (
 from table_controller.engine.outputs import (
     ConsoleReply,
     ConsoleShow,
-    Event,
     EventType,
     NakReason,
     Output,
     RoundRecorded,
     SetLights,
+    new_event,
 )
 from table_controller.engine.settlement import build_record, paytable
 from table_controller.engine.state import (
     CONSOLE_MEMORY,
+    COPIES_MAX,
     SPOT_INITIAL,
     SPOT_NAMES,
     SPOT_TIE,
@@ -144,6 +144,8 @@ _BURN: Final = Role.BURN
 _WAR_BURN: Final = Role.WAR_BURN
 _POSITION: Final = Role.POSITION
 _DEALER: Final = Role.DEALER
+_WAR_POSITION: Final = Role.WAR_POSITION
+_WAR_DEALER: Final = Role.WAR_DEALER
 _SHOE: Final = Source.SHOE
 _TIE: Final = Outcome.TIE
 _WIN: Final = Outcome.WIN
@@ -152,6 +154,9 @@ _SURRENDER: Final = Decision.SURRENDER
 _LOSE: Final = Outcome.LOSE
 
 _NEW_ROUND: Final = RoundState()
+# The state's named tuples made from their fields in one step, without the
+# Python-level ``__new__`` that names them (every field is given, in order).
+_tuple_new: Final = tuple.__new__
 
 _FREE: Final = 0  # the dealer or player may move the chips: no wager in action
 _LATCHED: Final = 1  # a wager in action: it must not change until settled
@@ -199,26 +204,31 @@ class _Ctx:
         self.out: list[Output] = []
 
     def freeze(self) -> TableState:
-        return TableState(
-            self.setup,
-            self.seq,
-            self.phase,
-            self.round_id,
-            self.dealer,
-            self.last_read_n,
-            self.shoe,
-            self.round,
-            self.spots,
-            self.alerts,
-            self.devices,
-            self.console,
-            self.stats,
+        return _tuple_new(
+            TableState,
+            (
+                self.setup,
+                self.seq,
+                self.phase,
+                self.round_id,
+                self.dealer,
+                self.last_read_n,
+                self.shoe,
+                self.round,
+                self.spots,
+                self.alerts,
+                self.devices,
+                self.console,
+                self.stats,
+            ),
         )
 
     def emit(self, type_: EventType, data: dict[str, Any], *, table_level: bool = False) -> None:
         self.seq += 1
         self.out.append(
-            Event(self.seq, type_._value_, None if table_level else self.round_id, self.at, data)
+            new_event(
+                self.seq, type_._value_, None if table_level else self.round_id, self.at, data
+            )
         )
 
 
@@ -262,10 +272,10 @@ def _raise(
     critical = sev is Severity.CRITICAL
     ctx.alerts = AlertBook((*book.open, a) if critical else book.open, number, book.refused)
     rnd = ctx.round
-    ctx.round = replace(rnd, alert_ids=(*rnd.alert_ids, alert_id))
+    ctx.round = rnd._replace(alert_ids=(*rnd.alert_ids, alert_id))
     counts = dict(ctx.stats.alerts_by_code)
     counts[code.value] = counts.get(code.value, 0) + 1
-    ctx.stats = replace(ctx.stats, alerts_by_code=tuple(sorted(counts.items())))
+    ctx.stats = ctx.stats._replace(alerts_by_code=tuple(sorted(counts.items())))
     _alert_event(ctx, a, None)
     if critical:
         where = f" P{position}" if position is not None else ""
@@ -332,15 +342,15 @@ def _count_card(ctx: _Ctx, card: str) -> bool:
     shoe = ctx.shoe
     i = CARD_INDEX[card]
     counts = count_copy(shoe.counts, i)
-    ctx.shoe = replace(shoe, counts=counts)
+    ctx.shoe = shoe._replace(counts=counts)
     return copies_read(counts, i) > ctx.setup.decks
 
 
 def _discard(ctx: _Ctx, n: int, card: str | None, why: str) -> None:
     """A card read when none is due: set aside, dealt to no one (UNEXPECTED_CARD)."""
     rnd = ctx.round
-    ctx.round = replace(rnd, discards=(*rnd.discards, (n, card)))
-    ctx.stats = replace(ctx.stats, discarded=ctx.stats.discarded + 1)
+    ctx.round = rnd._replace(discards=(*rnd.discards, (n, card)))
+    ctx.stats = ctx.stats._replace(discarded=ctx.stats.discarded + 1)
     shown = card if card is not None else "an unreadable card"
     _raise(ctx, AlertCode.UNEXPECTED_CARD, f"read {n}: {shown} {why}", n=n)
 
@@ -367,24 +377,30 @@ def _take_read(ctx: _Ctx, n: int, card: str | None) -> None:
     counts = shoe.counts
     foreign = False
     if card is not None:
-        i = CARD_INDEX[card]
-        counts = count_copy(counts, i)
-        foreign = copies_read(counts, i) > ctx.setup.decks
+        # count_copy and copies_read, inlined: one byte of ``counts`` per card.
+        shift = 8 * CARD_INDEX[card]
+        copies = (counts >> shift) & COPIES_MAX
+        if copies < COPIES_MAX:
+            copies += 1
+            counts += 1 << shift
+        foreign = copies > ctx.setup.decks
     burn = not rnd.deal_started and shoe.burns_due > 0 and (phase is _BETTING or phase is _DEALING)
-    ctx.shoe = ShoeState(
-        shoe.number,
-        shoe.id,
-        counts,
-        shoe.cards_read + 1,
-        shoe.cover_seen,
-        shoe.cover_n,
-        shoe.burns_due - 1 if burn else shoe.burns_due,
+    ctx.shoe = _tuple_new(
+        ShoeState,
+        (
+            shoe.number,
+            shoe.id,
+            counts,
+            shoe.cards_read + 1,
+            shoe.cover_seen,
+            shoe.cover_n,
+            shoe.burns_due - 1 if burn else shoe.burns_due,
+        ),
     )
     if burn:
         # §(h)(1): the due burn card is drawn by the next card before the deal.
         slot = CardSlot(n, card, _BURN, None, _SHOE)
-        ctx.round = replace(
-            rnd,
+        ctx.round = rnd._replace(
             cards=(*rnd.cards, slot),
             started=rnd.started if rnd.started is not None else ctx.at,
         )
@@ -428,21 +444,24 @@ def _deal(ctx: _Ctx, n: int, card: str | None) -> None:
     plan_i = rnd.plan_i
     role, position = rnd.plan[plan_i]
     pending = card is None and role is not _BURN and role is not _WAR_BURN
-    slot = CardSlot(n, card, role, position, _SHOE, pending)
-    ctx.round = RoundState(
-        rnd.latched,
-        rnd.latched_by,
-        rnd.started,
-        rnd.hands,
-        rnd.void_ties,
-        (*rnd.cards, slot),
-        rnd.plan,
-        plan_i + 1,
-        True,
-        rnd.original_settled,
-        rnd.alert_ids,
-        rnd.discards,
-        rnd.late_warned,
+    slot = _tuple_new(CardSlot, (n, card, role, position, _SHOE, pending))
+    ctx.round = _tuple_new(
+        RoundState,
+        (
+            rnd.latched,
+            rnd.latched_by,
+            rnd.started,
+            rnd.hands,
+            rnd.void_ties,
+            (*rnd.cards, slot),
+            rnd.plan,
+            plan_i + 1,
+            True,
+            rnd.original_settled,
+            rnd.alert_ids,
+            rnd.discards,
+            rnd.late_warned,
+        ),
     )
     _card_event(ctx, slot)
     if pending:
@@ -462,7 +481,7 @@ MAX_LOST_READS = 64
 
 def _on_card(ctx: _Ctx, inp: CardRead) -> None:
     if inp.n <= ctx.last_read_n:
-        ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
+        ctx.stats = ctx.stats._replace(duplicate_reads=ctx.stats.duplicate_reads + 1)
         return
     ctx.last_read_n = inp.n
     # A card name the engine cannot parse is as good as a misread.
@@ -471,7 +490,7 @@ def _on_card(ctx: _Ctx, inp: CardRead) -> None:
 
 def _on_misread(ctx: _Ctx, inp: Misread) -> None:
     if inp.n <= ctx.last_read_n:
-        ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
+        ctx.stats = ctx.stats._replace(duplicate_reads=ctx.stats.duplicate_reads + 1)
         return
     ctx.last_read_n = inp.n
     _take_read(ctx, inp.n, None)
@@ -479,12 +498,12 @@ def _on_misread(ctx: _Ctx, inp: Misread) -> None:
 
 def _on_cover(ctx: _Ctx, inp: CoverRead) -> None:
     if inp.n <= ctx.last_read_n:
-        ctx.stats = replace(ctx.stats, duplicate_reads=ctx.stats.duplicate_reads + 1)
+        ctx.stats = ctx.stats._replace(duplicate_reads=ctx.stats.duplicate_reads + 1)
         return
     ctx.last_read_n = inp.n
     if ctx.phase is Phase.SHUFFLE_DUE or ctx.shoe.cover_seen:
         return
-    ctx.shoe = replace(ctx.shoe, cover_seen=True, cover_n=inp.n)
+    ctx.shoe = ctx.shoe._replace(cover_seen=True, cover_n=inp.n)
     # §(h)(4): the round being dealt completes, then the cards are reshuffled;
     # with no round in progress the reshuffle is due now.
     if not ctx.round.latched:
@@ -543,32 +562,40 @@ def _latch(ctx: _Ctx, by: str) -> None:
     cents = dict(spots.values) if spots.values is not None else {}
     hands: list[Hand] = []
     void_ties: list[tuple[int, int | None]] = []
+    # §(h)(3): one card to each playing position in order, then the dealer.
+    deal: list[tuple[Role, int | None]] = []
     for p in range(1, ctx.setup.positions + 1):
         b = (p - 1) * 3  # the initial spot's bit; the tie spot's is b + 1
         tie_present = (present >> (b + 1)) & 1
         if (present >> b) & 1:
-            tie = Wager(cents.get(b + 1)) if tie_present else None
-            hands.append(Hand(p, Wager(cents.get(b)), tie))
+            # Hand(p, Wager(initial), tie) and Wager(tie), from their fields in order.
+            tie = _tuple_new(Wager, (cents.get(b + 1),)) if tie_present else None
+            initial = _tuple_new(Wager, (cents.get(b),))
+            hands.append(_tuple_new(Hand, (p, initial, tie, None, None, None, None, None)))
+            deal.append((_POSITION, p))
         elif tie_present:
             # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
             void_ties.append((p, cents.get(b + 1)))
     rnd = ctx.round
-    # §(h)(3): one card to each playing position in order, then the dealer.
-    plan = (*((_POSITION, h.position) for h in hands), (_DEALER, None))
-    ctx.round = RoundState(
-        True,
-        by,
-        rnd.started if rnd.started is not None else ctx.at,
-        tuple(hands),
-        tuple(void_ties),
-        rnd.cards,
-        plan,
-        0,
-        rnd.deal_started,
-        rnd.original_settled,
-        rnd.alert_ids,
-        rnd.discards,
-        rnd.late_warned,
+    deal.append((_DEALER, None))
+    plan = tuple(deal)
+    ctx.round = _tuple_new(
+        RoundState,
+        (
+            True,
+            by,
+            rnd.started if rnd.started is not None else ctx.at,
+            tuple(hands),
+            tuple(void_ties),
+            rnd.cards,
+            plan,
+            0,
+            rnd.deal_started,
+            rnd.original_settled,
+            rnd.alert_ids,
+            rnd.discards,
+            rnd.late_warned,
+        ),
     )
     ctx.phase = Phase.DEALING
     ctx.emit(EventType.BETS_CLOSED, {"by": by, "positions": [h.position for h in hands]})
@@ -591,8 +618,11 @@ def _advance(ctx: _Ctx) -> None:
     if ctx.alerts.open:
         return
     rnd = ctx.round
-    if not rnd.latched or rnd.plan_i < len(rnd.plan) or any(c.pending for c in rnd.cards):
+    if not rnd.latched or rnd.plan_i < len(rnd.plan):
         return
+    for c in rnd.cards:
+        if c.pending:
+            return
     if ctx.phase is _DEALING:
         _settle_original(ctx)
     elif ctx.phase is _WAR_DEALING:
@@ -617,27 +647,34 @@ def _settle_original(ctx: _Ctx) -> None:
             dealer = c.card
     hands: list[Hand] = []
     tied: list[int] = []
-    for h in rnd.hands:
-        outcome = _compare(player_cards.get(h.position), dealer)
+    ranks = CARD_RANK
+    for position, initial, tie, war, war_tie, _, decision, war_outcome in rnd.hands:
+        # _compare, inlined: the player's rank against the dealer's (§(f)).
+        p = ranks[player_cards.get(position) or ""]
+        d = ranks[dealer or ""]
+        outcome = _WIN if p > d else _LOSE if p < d else _TIE
         hands.append(
-            Hand(h.position, h.initial, h.tie, h.war, h.war_tie, outcome, h.decision, h.war_outcome)
+            _tuple_new(Hand, (position, initial, tie, war, war_tie, outcome, decision, war_outcome))
         )
         if outcome is _TIE:
-            tied.append(h.position)
-    ctx.round = RoundState(
-        rnd.latched,
-        rnd.latched_by,
-        rnd.started,
-        tuple(hands),
-        rnd.void_ties,
-        rnd.cards,
-        rnd.plan,
-        rnd.plan_i,
-        rnd.deal_started,
-        True,
-        rnd.alert_ids,
-        rnd.discards,
-        rnd.late_warned,
+            tied.append(position)
+    ctx.round = _tuple_new(
+        RoundState,
+        (
+            rnd.latched,
+            rnd.latched_by,
+            rnd.started,
+            tuple(hands),
+            rnd.void_ties,
+            rnd.cards,
+            rnd.plan,
+            rnd.plan_i,
+            rnd.deal_started,
+            True,
+            rnd.alert_ids,
+            rnd.discards,
+            rnd.late_warned,
+        ),
     )
     if not tied:
         _finish_round(ctx)
@@ -657,12 +694,12 @@ def _decide(ctx: _Ctx, hand: Hand, decision: Decision) -> None:
     if decision is Decision.WAR:
         # §(i)(5): the war wager is the war spot's chips when the dealer confirms it.
         war_amount = ctx.spots.value(spot_bit(hand.position, SPOT_WAR))
-        new = replace(hand, decision=decision, war=Wager(war_amount))
+        new = hand._replace(decision=decision, war=Wager(war_amount))
     else:
-        new = replace(hand, decision=decision)
+        new = hand._replace(decision=decision)
     rnd = ctx.round
-    ctx.round = replace(
-        rnd, hands=tuple(new if h.position == hand.position else h for h in rnd.hands)
+    ctx.round = rnd._replace(
+        hands=tuple(new if h.position == hand.position else h for h in rnd.hands)
     )
     ctx.emit(EventType.DECISION, {"position": hand.position, "decision": decision.value})
     if decision is Decision.WAR:
@@ -700,7 +737,7 @@ def _decisions_done(ctx: _Ctx) -> None:
             bit = spot_bit(h.position, SPOT_TIE)
             if h.decision is Decision.WAR and (spots.present >> bit) & 1:
                 amount = spots.value(bit)
-                h = replace(h, war_tie=Wager(amount))
+                h = h._replace(war_tie=Wager(amount))
                 _check_limits(ctx, h.position, SpotKind.WAR_TIE, amount)
                 if spots.faulty(bit):
                     # GAME.md: critical when the spot plays; the war tie wager plays now.
@@ -715,21 +752,31 @@ def _decisions_done(ctx: _Ctx) -> None:
         *((Role.WAR_BURN, None) for _ in range(rules.burn_before_dealer_war)),
         (Role.WAR_DEALER, None),
     )
-    ctx.round = replace(ctx.round, hands=hands, plan=plan, plan_i=0)
+    ctx.round = ctx.round._replace(hands=hands, plan=plan, plan_i=0)
     ctx.phase = Phase.WAR_DEALING
 
 
 def _settle_war(ctx: _Ctx) -> None:
     """§(i)(5)(ii): compare each war card with the dealer's war card."""
     rnd = ctx.round
-    dealer = rnd.card_of(Role.WAR_DEALER)
+    # One pass over the cards (card_of for each): the first card in each place.
+    war_cards: dict[int | None, str | None] = {}
+    dealer: str | None = None
+    dealer_seen = False
+    for c in rnd.cards:
+        if c.role is _WAR_POSITION:
+            if c.position not in war_cards:
+                war_cards[c.position] = c.card
+        elif c.role is _WAR_DEALER and c.position is None and not dealer_seen:
+            dealer_seen = True
+            dealer = c.card
     hands = tuple(
-        replace(h, war_outcome=_compare(rnd.card_of(Role.WAR_POSITION, h.position), dealer))
-        if h.decision is Decision.WAR
+        h._replace(war_outcome=_compare(war_cards.get(h.position), dealer))
+        if h.decision is _WAR
         else h
         for h in rnd.hands
     )
-    ctx.round = replace(rnd, hands=hands)
+    ctx.round = rnd._replace(hands=hands)
     _finish_round(ctx)
 
 
@@ -756,12 +803,10 @@ def _finish_round(ctx: _Ctx) -> None:
         else:
             # A known round net means every amount of the round is known. A void
             # tie wager (no initial wager, §(h)(3)(iii)) was never in action.
-            drop += sum(
-                w["amount"]
-                for p in record["positions"]
-                for w in p["wagers"]
-                if w["result"] != "void"
-            )
+            for p in record["positions"]:
+                for w in p["wagers"]:
+                    if w["result"] != "void":
+                        drop += w["amount"]
             win -= net
     ties = wars = surrenders = 0
     for h in rnd.hands:
@@ -771,19 +816,22 @@ def _finish_round(ctx: _Ctx) -> None:
                 wars += 1
             elif h.decision is _SURRENDER:
                 surrenders += 1
-    ctx.stats = Stats(
-        st.rounds + 1,
-        st.ties + ties,
-        st.wars + wars,
-        st.surrenders + surrenders,
-        st.voids,
-        st.alerts_by_code,
-        drop,
-        win,
-        st.first_started if st.first_started is not None else rnd.started,
-        ctx.at,
-        st.duplicate_reads,
-        st.discarded,
+    ctx.stats = _tuple_new(
+        Stats,
+        (
+            st.rounds + 1,
+            st.ties + ties,
+            st.wars + wars,
+            st.surrenders + surrenders,
+            st.voids,
+            st.alerts_by_code,
+            drop,
+            win,
+            st.first_started if st.first_started is not None else rnd.started,
+            ctx.at,
+            st.duplicate_reads,
+            st.discarded,
+        ),
     )
     _next_round(ctx)
 
@@ -820,7 +868,7 @@ def _void(ctx: _Ctx) -> None:
     )
     ctx.out.append(RoundRecorded(ctx.round_id, record))
     ctx.emit(EventType.ROUND_VOIDED, {"reason": reason})
-    ctx.stats = replace(ctx.stats, voids=ctx.stats.voids + 1)
+    ctx.stats = ctx.stats._replace(voids=ctx.stats.voids + 1)
     _next_round(ctx)
 
 
@@ -943,7 +991,7 @@ def _on_spots(ctx: _Ctx, inp: SpotsChanged) -> None:
         if kind == _LATE:
             if added and bit not in ctx.round.late_warned:
                 rnd = ctx.round
-                ctx.round = replace(rnd, late_warned=rnd.late_warned | {bit})
+                ctx.round = rnd._replace(late_warned=rnd.late_warned | {bit})
                 _raise(
                     ctx,
                     AlertCode.LATE_WAGER,
@@ -999,7 +1047,7 @@ def _on_online(ctx: _Ctx, inp: DeviceOnline) -> None:
     dev = ctx.devices[DEVICE_NAMES.index(inp.device)]
     if dev.online:
         return
-    _set_device(ctx, inp.device, replace(dev, online=True, seen=True, detail=None))
+    _set_device(ctx, inp.device, dev._replace(online=True, seen=True, detail=None))
     offline = [
         a for a in ctx.alerts.open if a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device
     ]
@@ -1014,7 +1062,7 @@ def _on_offline(ctx: _Ctx, inp: DeviceOffline) -> None:
     if inp.device not in DEVICE_NAMES:
         return
     dev = ctx.devices[DEVICE_NAMES.index(inp.device)]
-    _set_device(ctx, inp.device, replace(dev, online=False, detail=inp.detail))
+    _set_device(ctx, inp.device, dev._replace(online=False, detail=inp.detail))
     if any(a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device for a in ctx.alerts.open):
         return
     if not dev.online and dev.detail is not None:
@@ -1032,7 +1080,7 @@ def _on_shoe_status(ctx: _Ctx, inp: ShoeStatus) -> None:
     dev = ctx.devices[DEVICE_NAMES.index("shoe")]
     state = inp.state.upper()
     if dev.status != state:
-        _set_device(ctx, "shoe", replace(dev, status=state))
+        _set_device(ctx, "shoe", dev._replace(status=state))
 
 
 def _on_refused(ctx: _Ctx, inp: PublishRefused) -> None:
@@ -1087,7 +1135,7 @@ def _press_dealer(ctx: _Ctx, arg: str | None) -> str | None:
     ctx.dealer = dealer
     # §(h)(1): each new dealer discards one burn card before dealing; a flag,
     # so a new shoe and a new dealer before the same deal burn once.
-    ctx.shoe = replace(ctx.shoe, burns_due=ctx.setup.rules.burn_new_shoe)
+    ctx.shoe = ctx.shoe._replace(burns_due=ctx.setup.rules.burn_new_shoe)
     ctx.emit(EventType.DEALER_CHANGED, {"dealer": dealer}, table_level=True)
     return None
 
@@ -1138,8 +1186,8 @@ def _press_card(ctx: _Ctx, arg: str | None) -> str | None:
     card = (arg or "").strip().upper()
     if card not in CARD_INDEX:
         return NakReason.BAD_CARD
-    slot = replace(rnd.cards[index], card=card, source=Source.MANUAL, pending=False)
-    ctx.round = replace(rnd, cards=(*rnd.cards[:index], slot, *rnd.cards[index + 1 :]))
+    slot = rnd.cards[index]._replace(card=card, source=Source.MANUAL, pending=False)
+    ctx.round = rnd._replace(cards=(*rnd.cards[:index], slot, *rnd.cards[index + 1 :]))
     foreign = _count_card(ctx, card)
     _card_event(ctx, slot)
     misread = [a for a in ctx.alerts.open if a.code is AlertCode.MISREAD and a.n == slot.n]
@@ -1242,8 +1290,118 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
 }
 
 
+_CARD_EVENT: Final = EventType.CARD._value_
+
+
+def _dealt_card(state: TableState, inp: CardRead) -> tuple[TableState, list[Output]] | None:
+    """The most common input, a card dealt in the middle of a deal, taken in one step.
+
+    Exactly what ``_on_card`` does for a new, known card that is neither a due
+    burn card, nor one copy too many, nor the last card of the deal (which
+    settles); None for every other read, which takes the general path.
+    """
+    n = inp.n
+    if n <= state.last_read_n:
+        return None
+    phase = state.phase
+    if phase is not _DEALING and phase is not _WAR_DEALING:
+        return None
+    rnd = state.round
+    plan = rnd.plan
+    plan_i = rnd.plan_i
+    if plan_i + 1 >= len(plan):
+        return None
+    shoe = state.shoe
+    if shoe.burns_due > 0 and not rnd.deal_started and phase is _DEALING:
+        return None
+    card = inp.card
+    index = CARD_INDEX.get(card)
+    if index is None:
+        return None
+    shift = 8 * index
+    counts = shoe.counts
+    copies = ((counts >> shift) & COPIES_MAX) + 1
+    if copies > state.setup.decks or copies > COPIES_MAX:
+        return None
+    role, position = plan[plan_i]
+    slot = _tuple_new(CardSlot, (n, card, role, position, _SHOE, False))
+    seq = state.seq + 1
+    event = new_event(
+        seq,
+        _CARD_EVENT,
+        state.round_id,
+        inp.at,
+        {
+            "n": n,
+            # §(h)(1): a burn card's rank is revealed to no one at the table.
+            "card": None if role is _BURN or role is _WAR_BURN else card,
+            "role": role._value_,
+            "position": position,
+            "source": _SHOE._value_,
+        },
+    )
+    new_state = _tuple_new(
+        TableState,
+        (
+            state.setup,
+            seq,
+            phase,
+            state.round_id,
+            state.dealer,
+            n,
+            _tuple_new(
+                ShoeState,
+                (
+                    shoe.number,
+                    shoe.id,
+                    counts + (1 << shift),
+                    shoe.cards_read + 1,
+                    shoe.cover_seen,
+                    shoe.cover_n,
+                    shoe.burns_due,
+                ),
+            ),
+            _tuple_new(
+                RoundState,
+                (
+                    rnd.latched,
+                    rnd.latched_by,
+                    rnd.started,
+                    rnd.hands,
+                    rnd.void_ties,
+                    (*rnd.cards, slot),
+                    plan,
+                    plan_i + 1,
+                    True,
+                    rnd.original_settled,
+                    rnd.alert_ids,
+                    rnd.discards,
+                    rnd.late_warned,
+                ),
+            ),
+            state.spots,
+            state.alerts,
+            state.devices,
+            state.console,
+            state.stats,
+        ),
+    )
+    return new_state, [event]
+
+
 def transition(state: TableState, inp: Input) -> tuple[TableState, list[Output]]:
     """The table after ``inp``, and what to do about it. Pure; never raises."""
+    if type(inp) is CardRead:
+        fast = _dealt_card(state, inp)
+        if fast is not None:
+            return fast
+    elif type(inp) is Tick:
+        return state, []
+    return _transition(state, inp)
+
+
+def _transition(state: TableState, inp: Input) -> tuple[TableState, list[Output]]:
+    """``transition`` by the general path: every input, every rule."""
     if type(inp) is Tick:
         return state, []
     handler = _HANDLERS.get(type(inp))
