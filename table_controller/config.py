@@ -11,8 +11,17 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import serial
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from drivers.sensors import parse_sensor_url
 from table_controller.rules import RulesName, RulesProfile, profile
 
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -57,9 +66,28 @@ class TableSection(_Strict):
 
 
 class DevicesSection(_Strict):
+    """Each device by URL alone (DEVICES.md): any pyserial URL for the shoe and the
+    console, ``usb://VID:PID`` or ``simusb://host:port`` for the sensor board."""
+
     shoe: str = Field(min_length=1)
     console: str = Field(min_length=1)
     sensors: str = Field(default="usb://1209:0001", min_length=1)
+
+    @field_validator("shoe", "console")
+    @classmethod
+    def _serial_url(cls, url: str) -> str:
+        try:
+            # Checks the URL's scheme and makes no connection.
+            serial.serial_for_url(url, do_not_open=True)
+        except (ValueError, serial.SerialException) as exc:
+            raise ValueError(f"not a serial device or pyserial URL: {exc}") from None
+        return url
+
+    @field_validator("sensors")
+    @classmethod
+    def _sensor_url(cls, url: str) -> str:
+        parse_sensor_url(url)
+        return url
 
 
 class MqttSection(_Strict):

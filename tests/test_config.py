@@ -105,3 +105,20 @@ def test_unknown_rules_named() -> None:
 def test_table_id_must_be_one_topic_level() -> None:
     with pytest.raises(ConfigError, match=r"table\.id"):
         parse_config(_base(id="war/07"))
+
+
+def test_device_urls_are_checked_at_start() -> None:
+    """DEVICES.md: a device is reached by its URL alone; a URL no driver serves is a bad
+    value, named by its key, not a failure once the service runs."""
+    data = _base()
+    data["devices"]["shoe"] = "bogus://x"
+    with pytest.raises(ConfigError, match=r"devices\.shoe: not a serial device or pyserial URL"):
+        parse_config(data)
+    data = _base()
+    data["devices"]["sensors"] = "usb://12zz:0001"
+    with pytest.raises(ConfigError, match=r"devices\.sensors"):
+        parse_config(data)
+    data = _base()
+    data["devices"]["sensors"] = "simusb://127.0.0.1:7003"
+    data["devices"]["console"] = "/dev/war-console"
+    assert parse_config(data).devices.console == "/dev/war-console"
