@@ -17,8 +17,7 @@ capped, jittered backoff until closed.
 from __future__ import annotations
 
 import logging
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from drivers.console.frames import (
     AckFrame,
@@ -30,15 +29,14 @@ from drivers.console.frames import (
     parse_report,
 )
 from drivers.console.protocol import ConsoleEvent, ConsoleOffline, ConsoleProtocol
-from drivers.lineframe.codec import DecoderStats
-from drivers.lineframe.link import BACKOFF_CAP_S, BACKOFF_INITIAL_S, LineLink
+from drivers.lineframe.link import BACKOFF_CAP_S, BACKOFF_INITIAL_S, LineClient, LineLink
 from drivers.lineframe.session import HEARTBEAT_TIMEOUT_S
 from drivers.transport import DEFAULT_BAUDRATE
 
 log = logging.getLogger("drivers.console")
 
 
-class ConsoleClient:
+class ConsoleClient(LineClient[ConsoleReport, ConsoleCommand, ConsoleEvent]):
     """A dealer console on a pyserial URL. Reusable after ``close()``, not re-entrant.
 
     ``last_answered`` is the highest press number answered before a controller
@@ -71,22 +69,6 @@ class ConsoleClient:
             serial_options=serial_options,
         )
 
-    @property
-    def url(self) -> str:
-        return self._link.url
-
-    @property
-    def online(self) -> bool:
-        return self._link.online
-
-    @property
-    def stats(self) -> DecoderStats:
-        return self._link.stats
-
-    @property
-    def sessions(self) -> int:
-        return self._link.sessions
-
     async def ack(self, k: int) -> None:
         """Accept press ``k``. TransportError while the console is offline: it sends the
         press again when it is back, and the same answer is due then."""
@@ -105,24 +87,3 @@ class ConsoleClient:
         """Put a line on the console's display, cut to fit one frame; TransportError if
         the console is offline (the line is not kept)."""
         self._link.send(ShowFrame(fit_show_text(text)))
-
-    async def open(self) -> None:
-        await self._link.start()
-
-    async def close(self) -> None:
-        await self._link.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> ConsoleEvent:
-        return await self._link.next_event()

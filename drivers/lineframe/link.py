@@ -21,7 +21,8 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar
 
 from drivers.lineframe.codec import DecoderStats, LineDecoder, LineFrame
 from drivers.lineframe.session import LinkProtocol, Step
@@ -245,3 +246,52 @@ class LineLink(Generic[F, C, E]):
         self._log.warning("%s offline at %s: %s", self.name, self.url, reason)
         self._online = False
         self._events.put_nowait(self._offline_event(reason))
+
+
+class LineClient(Generic[F, C, E]):
+    """What every line device client is around its link: an async context manager and an
+    async iterator of the device's events. Reusable after ``close()``, not re-entrant.
+
+    Subclasses build ``self._link`` and add the device's own commands.
+    """
+
+    _link: LineLink[F, C, E]
+
+    @property
+    def url(self) -> str:
+        return self._link.url
+
+    @property
+    def online(self) -> bool:
+        return self._link.online
+
+    @property
+    def stats(self) -> DecoderStats:
+        """Frames taken and dropped by the decoder, over every connection."""
+        return self._link.stats
+
+    @property
+    def sessions(self) -> int:
+        """Connections opened so far."""
+        return self._link.sessions
+
+    async def open(self) -> None:
+        await self._link.start()
+
+    async def close(self) -> None:
+        await self._link.close()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> E:
+        return await self._link.next_event()

@@ -17,11 +17,9 @@ jittered backoff until closed. See :mod:`drivers.shoe.protocol` for the rules.
 from __future__ import annotations
 
 import logging
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from drivers.lineframe.codec import DecoderStats
-from drivers.lineframe.link import BACKOFF_CAP_S, BACKOFF_INITIAL_S, LineLink
+from drivers.lineframe.link import BACKOFF_CAP_S, BACKOFF_INITIAL_S, LineClient, LineLink
 from drivers.lineframe.session import HEARTBEAT_TIMEOUT_S
 from drivers.shoe.frames import ShoeCommand, ShoeReport, parse_report
 from drivers.shoe.protocol import RESEND_TIMEOUT_S, ShoeEvent, ShoeOffline, ShoeProtocol
@@ -30,7 +28,7 @@ from drivers.transport import DEFAULT_BAUDRATE
 log = logging.getLogger("drivers.shoe")
 
 
-class ShoeClient:
+class ShoeClient(LineClient[ShoeReport, ShoeCommand, ShoeEvent]):
     """A card-reading shoe on a pyserial URL. Reusable after ``close()``, not re-entrant.
 
     ``last_n`` is the last read number the controller journaled: a restarted
@@ -67,45 +65,6 @@ class ShoeClient:
         )
 
     @property
-    def url(self) -> str:
-        return self._link.url
-
-    @property
     def last_n(self) -> int:
         """The last read number handed on (journal it to resume after a restart)."""
         return self.protocol.taken
-
-    @property
-    def online(self) -> bool:
-        return self._link.online
-
-    @property
-    def stats(self) -> DecoderStats:
-        """Frames taken and dropped by the decoder, over every connection."""
-        return self._link.stats
-
-    @property
-    def sessions(self) -> int:
-        """Connections opened so far."""
-        return self._link.sessions
-
-    async def open(self) -> None:
-        await self._link.start()
-
-    async def close(self) -> None:
-        await self._link.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> ShoeEvent:
-        return await self._link.next_event()
