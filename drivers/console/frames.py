@@ -28,6 +28,7 @@ from typing import ClassVar, Self
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import (
     MAX_BODY_BYTES,
+    CountFrame,
     FrameError,
     LineFrame,
     check_token,
@@ -146,35 +147,22 @@ def press_card(action: ConsoleAction | str, arg: str | None) -> Card | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsoleStatusFrame(LineFrame):
+class ConsoleStatusFrame(CountFrame):
     """Heartbeat, at least once a second: the number of the last press made."""
 
     TAG: ClassVar[str] = "STATUS"
+    COUNT: ClassVar[str] = "last k"
+    MINIMUM: ClassVar[int] = 0
     last_k: int
-
-    def fields(self) -> tuple[str, ...]:
-        return (str(self.last_k),)
-
-    @classmethod
-    def from_fields(cls, fields: Sequence[str]) -> Self:
-        expect_fields(fields, "<last k>")
-        return cls(parse_count(fields[0], "last k"))
 
 
 @dataclass(frozen=True, slots=True)
-class AckFrame(LineFrame):
+class AckFrame(CountFrame):
     """Press ``k`` accepted."""
 
     TAG: ClassVar[str] = "ACK"
+    COUNT: ClassVar[str] = "k"
     k: int
-
-    def fields(self) -> tuple[str, ...]:
-        return (str(self.k),)
-
-    @classmethod
-    def from_fields(cls, fields: Sequence[str]) -> Self:
-        expect_fields(fields, "<k>")
-        return cls(parse_count(fields[0], "k", minimum=1))
 
 
 @dataclass(frozen=True, slots=True)

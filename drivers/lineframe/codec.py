@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, Self, TypeVar
 
 MAX_FRAME_BYTES = 96
 """DEVICES.md: at most 96 bytes a frame, from ``$`` to ``\\n`` inclusive."""
@@ -103,6 +103,33 @@ class LineFrame:
 
     def encode(self) -> bytes:
         return encode_body(self.body())
+
+
+class CountFrame(LineFrame):
+    """A frame whose one field is a counter: ``$TAG,<count>`` (DEVICES.md: MISREAD,
+    COVER, RESEND, ACK and the console's STATUS).
+
+    Subclasses are frozen slotted dataclasses with that one field; ``COUNT`` is its
+    name as the spec writes it, ``MINIMUM`` the lowest value allowed.
+    """
+
+    __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]]
+    COUNT: ClassVar[str]
+    MINIMUM: ClassVar[int] = 1
+
+    if TYPE_CHECKING:
+
+        def __init__(self, count: int, /) -> None: ...
+
+    def fields(self) -> tuple[str, ...]:
+        # The dataclass's one field, whatever the subclass calls it.
+        return (str(getattr(self, self.__match_args__[0])),)
+
+    @classmethod
+    def from_fields(cls, fields: Sequence[str]) -> Self:
+        expect_fields(fields, f"<{cls.COUNT}>")
+        return cls(parse_count(fields[0], cls.COUNT, minimum=cls.MINIMUM))
 
 
 F = TypeVar("F", bound=LineFrame)

@@ -26,6 +26,7 @@ from typing import ClassVar, Self
 
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import (
+    CountFrame,
     FrameError,
     LineFrame,
     check_token,
@@ -88,35 +89,21 @@ class CardFrame(LineFrame):
 
 
 @dataclass(frozen=True, slots=True)
-class MisreadFrame(LineFrame):
+class MisreadFrame(CountFrame):
     """Card ``n`` passed the reader but was not recognised."""
 
     TAG: ClassVar[str] = "MISREAD"
+    COUNT: ClassVar[str] = "n"
     n: int
-
-    def fields(self) -> tuple[str, ...]:
-        return (str(self.n),)
-
-    @classmethod
-    def from_fields(cls, fields: Sequence[str]) -> Self:
-        expect_fields(fields, "<n>")
-        return cls(parse_count(fields[0], "n", minimum=1))
 
 
 @dataclass(frozen=True, slots=True)
-class CoverFrame(LineFrame):
+class CoverFrame(CountFrame):
     """The cover card passed the reader as read ``n``."""
 
     TAG: ClassVar[str] = "COVER"
+    COUNT: ClassVar[str] = "n"
     n: int
-
-    def fields(self) -> tuple[str, ...]:
-        return (str(self.n),)
-
-    @classmethod
-    def from_fields(cls, fields: Sequence[str]) -> Self:
-        expect_fields(fields, "<n>")
-        return cls(parse_count(fields[0], "n", minimum=1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,19 +128,12 @@ class StatusFrame(LineFrame):
 
 
 @dataclass(frozen=True, slots=True)
-class ResendFrame(LineFrame):
+class ResendFrame(CountFrame):
     """Send again every read from ``n`` on (the shoe keeps the last 64)."""
 
     TAG: ClassVar[str] = "RESEND"
+    COUNT: ClassVar[str] = "n"
     n: int
-
-    def fields(self) -> tuple[str, ...]:
-        return (str(self.n),)
-
-    @classmethod
-    def from_fields(cls, fields: Sequence[str]) -> Self:
-        expect_fields(fields, "<n>")
-        return cls(parse_count(fields[0], "n", minimum=1))
 
 
 @dataclass(frozen=True, slots=True)
