@@ -30,6 +30,7 @@ from drivers.console.frames import ConsoleAction
 from drivers.lineframe.cards import Card
 from drivers.shoe.frames import ShoeCondition
 from simulators.console import ConsoleSimulator
+from simulators.serve import SimulatedLineDevice
 from simulators.shoe import ShoeEmptyError, ShoeFaults, ShoeSimulator
 
 DEVICES = ("shoe", "console", "sensors")
@@ -196,6 +197,29 @@ async def _obey(
             _say(f"error {exc}")
 
 
+def _hang(sim: SimulatedLineDevice[Any]) -> str:
+    sim.hang()
+    return "hung"
+
+
+def _resume(sim: SimulatedLineDevice[Any]) -> str:
+    sim.resume()
+    return "resumed"
+
+
+def _unplug(sim: SimulatedLineDevice[Any]) -> str:
+    sim.disconnect()
+    return "unplugged"
+
+
+# Faults of the line itself, the same for every simulated serial device.
+_LINK_FAULTS: dict[str, Callable[[SimulatedLineDevice[Any]], str]] = {
+    "hang": _hang,
+    "resume": _resume,
+    "unplug": _unplug,
+}
+
+
 def _shoe_command(sim: ShoeSimulator) -> Callable[[list[str]], str]:
     states = {
         "door": ShoeCondition.DOOR_OPEN,
@@ -217,18 +241,11 @@ def _shoe_command(sim: ShoeSimulator) -> Callable[[list[str]], str]:
             case [state] if state in states:
                 sim.set_state(states[state])
                 return f"state {sim.state}"
-            case ["hang"]:
-                sim.hang()
-                return "hung"
-            case ["resume"]:
-                sim.resume()
-                return "resumed"
+            case [word] if word in _LINK_FAULTS:
+                return _LINK_FAULTS[word](sim)
             case ["power"]:
                 sim.power_cycle()
                 return "power cycled"
-            case ["unplug"]:
-                sim.disconnect()
-                return "unplugged"
             case ["shuffle"]:
                 sim.load()
                 return f"new shoe of {sim.remaining} cards"
@@ -252,15 +269,8 @@ def _console_command(sim: ConsoleSimulator) -> Callable[[list[str]], str]:
             case ["restart"]:
                 sim.restart()
                 return "restarted"
-            case ["unplug"]:
-                sim.disconnect()
-                return "unplugged"
-            case ["hang"]:
-                sim.hang()
-                return "hung"
-            case ["resume"]:
-                sim.resume()
-                return "resumed"
+            case [word] if word in _LINK_FAULTS:
+                return _LINK_FAULTS[word](sim)
             case _:
                 raise ValueError(
                     "commands: press ACTION [ARG] | restart | unplug | hang | resume | quit"
