@@ -1,9 +1,10 @@
-# Two commands a newcomer needs: `make demo` and `make test`.
+# Two commands a newcomer needs: `make demo` and `make test`. Both set up what they need:
+# the Python packages in .venv, and the Debian packages the tests run for real.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench schema clean
+.PHONY: demo test lint bench schema fuzz system clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -11,14 +12,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+system:
+	bash scripts/system-packages.sh
+
 demo: $(STAMP)
 	$(VENV)/bin/table-controller demo $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: lint
+test: system lint
 	$(VENV)/bin/pytest -n 2 $(PYTEST_ARGS)
 
 bench: $(STAMP)

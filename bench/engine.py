@@ -41,7 +41,7 @@ from table_controller.engine import (
     spot_bit,
     transition,
 )
-from table_controller.rules import PROFILES, RulesName
+from table_controller.engine.rules import PROFILES, RulesName
 
 RESULTS = Path(__file__).resolve().parent / "results" / "engine.json"
 TARGET_ROUNDS_PER_S = 50_000

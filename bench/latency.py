@@ -1,7 +1,7 @@
 """End-to-end latency: a shoe's CARD frame to its ``card`` event at an MQTT 5 subscriber.
 
 ``python -m bench.latency`` starts a Mosquitto broker on loopback and a
-:class:`~table_controller.rig.TableRig` (shoe, console and sensor-board
+:class:`~table_controller.rigs.rig.TableRig` (shoe, console and sensor-board
 simulators over TCP) with ``table-controller run`` as a child process. A
 :class:`Dealer` plays rounds at seven positions through the simulators as a
 dealer would: wagers on every position, ``NO_MORE_BETS``, cards one at a time,
@@ -70,8 +70,15 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from table_controller.broker import MosquittoBroker, find_mosquitto
-from table_controller.rig import SPOT_INITIAL, SPOT_TIE, SPOT_WAR, Observer, TableRig, TableSpec
+from table_controller.rigs.broker import MosquittoBroker, find_mosquitto
+from table_controller.rigs.rig import (
+    SPOT_INITIAL,
+    SPOT_TIE,
+    SPOT_WAR,
+    Observer,
+    TableRig,
+    TableSpec,
+)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 RESULTS = RESULTS_DIR / "latency.json"
@@ -193,7 +200,7 @@ def filesystem_of(path: Path) -> str:
 
 def journal_commit_ms(folder: Path, samples: int) -> dict[str, float | int]:
     """What one journal commit costs there: SQLite in WAL with ``synchronous=FULL``,
-    as ``table_controller.journal`` opens it, one small row a transaction."""
+    as ``table_controller.service.journal`` opens it, one small row a transaction."""
     path = folder / f"commit-probe-{uuid.uuid4().hex}.sqlite3"
     db = sqlite3.connect(path, isolation_level=None)
     try:

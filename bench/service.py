@@ -1,7 +1,7 @@
 """The service's start time and resident memory.
 
 ``python -m bench.service`` starts a Mosquitto broker on loopback, then, for
-each of ``--starts`` cold starts, a new :class:`~table_controller.rig.TableRig`
+each of ``--starts`` cold starts, a new :class:`~table_controller.rigs.rig.TableRig`
 (shoe, console and sensor-board simulators over TCP, a fresh journal) and
 ``table-controller run`` as a child process (``rig.start_controller_process``:
 ``python -m table_controller.cli run --config …``). It measures
@@ -45,9 +45,9 @@ from bench.latency import (
     now_iso,
     write_results,
 )
-from table_controller.broker import MosquittoBroker
-from table_controller.journal import Journal
-from table_controller.rig import Observer, TableRig, TableSpec
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import Observer, TableRig, TableSpec
+from table_controller.service.journal import Journal
 
 RESULTS = RESULTS_DIR / "service.json"
 TARGET_RSS_MB = 60.0

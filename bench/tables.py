@@ -6,11 +6,11 @@ an accelerated pace while the pit display consumes everything they publish.
 
 The tables are light: no device simulators, no serial links. Each is the real
 message path of a controller from the engine on: a
-:class:`~table_controller.runner.TableRunner` (the engine, the
-:class:`~table_controller.messages.MessageFactory` with its payload models, a
-SQLite :class:`~table_controller.journal.Journal` with its outbox, input and
+:class:`~table_controller.service.runner.TableRunner` (the engine, the
+:class:`~table_controller.feed.messages.MessageFactory` with its payload models, a
+SQLite :class:`~table_controller.service.journal.Journal` with its outbox, input and
 messages committed in one transaction) and a
-:class:`~table_controller.publisher.Publisher` with its own MQTT 5 connection
+:class:`~table_controller.service.publisher.Publisher` with its own MQTT 5 connection
 (client id = table id, QoS 1, PUBACKs awaited, the retained last will). A
 dealer loop feeds each runner what its devices would: devices online,
 ``SHUFFLED``, the dealer, a seeded layout of wagers on seven positions with
@@ -24,11 +24,11 @@ the pit); the pit has this process.
 The pit side is the pit display's model and client settings: one aiomqtt
 subscriber (MQTT 5, QoS 1, on ``casino/#``, with the pit display's bound of
 10,000 queued incoming messages, beyond which a lagging pit discards messages;
-each discard is counted) feeding a :class:`~table_controller.pit.PitModel`.
+each discard is counted) feeding a :class:`~table_controller.pit.display.PitModel`.
 A thin subclass of the model notes each message's ``id`` and arrival time.
 The ``rich`` view is not redrawn during the run; the time to draw it once for
 all the tables at the end is reported as ``pit_view_render_s``. With
-``--view`` the pit is instead :func:`table_controller.pit.watch` itself,
+``--view`` the pit is instead :func:`table_controller.pit.display.watch` itself,
 redrawing its live view (at most every 0.25 s) on a terminal console that
 writes nowhere, as the pit display runs.
 
@@ -69,8 +69,6 @@ import aiomqtt
 from rich.console import Console
 
 from bench.latency import RESULTS_DIR, BenchError, machine, now_iso, write_results
-from table_controller.broker import MosquittoBroker
-from table_controller.config import parse_config
 from table_controller.engine import (
     DECK,
     CardRead,
@@ -85,8 +83,7 @@ from table_controller.engine import (
     spot_bit,
 )
 from table_controller.engine.inputs import DEVICE_NAMES
-from table_controller.journal import Journal, OutboxMessage
-from table_controller.pit import (
+from table_controller.pit.display import (
     KEEPALIVE_S,
     MAX_QUEUED_MESSAGES,
     BrokerLink,
@@ -94,8 +91,11 @@ from table_controller.pit import (
     render,
     watch,
 )
-from table_controller.publisher import Publisher
-from table_controller.runner import TableRunner
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.service.config import parse_config
+from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.publisher import Publisher
+from table_controller.service.runner import TableRunner
 
 RESULTS = RESULTS_DIR / "tables.json"
 TABLE_COUNTS = (50, 200)
@@ -495,7 +495,7 @@ async def run_tables(
 ) -> dict[str, Any]:
     """``count`` tables in ``workers`` processes, the pit here; the figures.
 
-    With ``view`` the pit is :func:`~table_controller.pit.watch` itself, redrawing its
+    With ``view`` the pit is :func:`~table_controller.pit.display.watch` itself, redrawing its
     live view on a terminal console that writes nowhere, instead of the bare model.
     """
     model = CountingPitModel()

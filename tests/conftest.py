@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from table_controller.broker import MosquittoBroker
+from table_controller.rigs.broker import MosquittoBroker
 
 settings.register_profile(
     "ci",

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from table_controller.config import ConfigError, load_config, parse_config
-from table_controller.rules import PROFILES, RulesName
+from table_controller.engine.rules import PROFILES, RulesName
+from table_controller.service.config import ConfigError, load_config, parse_config
 
 
 def _base(**table: Any) -> dict[str, Any]:

@@ -26,9 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller import cli
-from table_controller.broker import MosquittoBroker, free_port
-from table_controller.demo import SITE, TABLE_ID, money
-from table_controller.rig import Observer
+from table_controller.rigs.broker import MosquittoBroker, free_port
+from table_controller.rigs.demo import SITE, TABLE_ID, money
+from table_controller.rigs.rig import Observer
 
 STEP_S = 30.0
 """Bound on each wait for the demo process (startup included)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.journal import (
+from table_controller.service.journal import (
     DuplicateMessageId,
     Journal,
     JournalError,
@@ -255,7 +255,7 @@ def test_bad_messages_are_refused_before_anything_is_written() -> None:
 # A table process writing as fast as it can, killed without warning.
 _WRITER = """
 import json, sys
-from table_controller.journal import Journal, OutboxMessage
+from table_controller.service.journal import Journal, OutboxMessage
 
 journal = Journal(sys.argv[1])
 print("epoch", journal.epoch, flush=True)

@@ -20,7 +20,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from table_controller.journal import Journal, OutboxMessage
+from table_controller.service.journal import Journal, OutboxMessage
 
 PREFIX = "casino/main-floor/table/war-07"
 KINDS = ("status", "state", "stats", "events", "rounds", "alerts")

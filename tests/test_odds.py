@@ -17,16 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cli import main
-from table_controller.odds import (
-    PUBLISHED,
-    PublishedFigure,
-    check_published,
-    deal_outcomes,
-    house_edges,
-    note_for,
-    war_outcomes,
-)
-from table_controller.rules import (
+from table_controller.engine.rules import (
     NY,
     PROFILES,
     STANDARD,
@@ -37,6 +28,15 @@ from table_controller.rules import (
     WagerSettlement,
     WarAccounting,
     WarSettlement,
+)
+from table_controller.tools.odds import (
+    PUBLISHED,
+    PublishedFigure,
+    check_published,
+    deal_outcomes,
+    house_edges,
+    note_for,
+    war_outcomes,
 )
 
 # GAME.md, "Exact house edges": 6 decks, one position, always going to war.

@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from table_controller.config import parse_config
-from table_controller.payloads import (
+from table_controller.feed.payloads import (
     BURN_ROLES,
     RFC3339_PATTERN,
     TABLE_EVENT,
@@ -32,6 +31,7 @@ from table_controller.payloads import (
     parse_payload,
     rfc3339,
 )
+from table_controller.service.config import parse_config
 
 ENV = Envelope(table="war-07", site="main-floor", prefix="casino/main-floor/table/war-07")
 TS = datetime(2025, 3, 1, 20, 15, tzinfo=UTC)

@@ -24,8 +24,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from rich.console import Console
 
 from table_controller import cli
-from table_controller.broker import MosquittoBroker, free_port
-from table_controller.pit import (
+from table_controller.pit.display import (
     BrokerLink,
     Link,
     PitConnectError,
@@ -34,6 +33,7 @@ from table_controller.pit import (
     subscription_refusal,
     watch,
 )
+from table_controller.rigs.broker import MosquittoBroker, free_port
 from tests.test_pit_payloads import (
     TABLE,
     alert,

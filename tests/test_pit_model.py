@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from table_controller.pit import (
+from table_controller.pit.display import (
     DEFAULT_PREFIX,
     Link,
     PitConfigError,

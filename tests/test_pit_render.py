@@ -8,7 +8,7 @@ import json
 from rich.console import Console
 from rich.style import Style
 
-from table_controller.pit import BrokerLink, PitModel, render
+from table_controller.pit.display import BrokerLink, PitModel, render
 from tests.test_pit_payloads import (
     SITE,
     TABLE,

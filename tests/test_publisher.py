@@ -17,17 +17,17 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from table_controller.broker import MosquittoBroker
-from table_controller.config import MqttSection
-from table_controller.journal import Journal, OutboxMessage
-from table_controller.payloads import (
+from table_controller.feed.payloads import (
     TOPIC_RULES,
     Envelope,
     TableStatus,
     Topic,
     parse_payload,
 )
-from table_controller.publisher import (
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.service.config import MqttSection
+from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.publisher import (
     IDENTITY_CONFLICT_RETRY_S,
     PEER_CLOSES_FOR_CONFLICT,
     POISON_LOSSES,
@@ -293,7 +293,7 @@ class LogWatch(logging.Handler):
 
 
 @contextlib.contextmanager
-def watching(name: str = "table_controller.publisher") -> Iterator[LogWatch]:
+def watching(name: str = "table_controller.service.publisher") -> Iterator[LogWatch]:
     logger = logging.getLogger(name)
     watch = LogWatch()
     old_level = logger.level

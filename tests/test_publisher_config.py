@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.broker import MosquittoBroker, free_port
-from table_controller.config import MqttSection
-from table_controller.journal import Journal
-from table_controller.publisher import (
+from table_controller.rigs.broker import MosquittoBroker, free_port
+from table_controller.service.config import MqttSection
+from table_controller.service.journal import Journal
+from table_controller.service.publisher import (
     BrokerAddress,
     Publisher,
     PublisherConfigError,

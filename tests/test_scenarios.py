@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.broker import MosquittoBroker
 from table_controller.cli import main
-from table_controller.scenario import (
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.scenario import (
     ScenarioError,
     Status,
     format_result,

@@ -11,14 +11,14 @@ from typing import Any
 import yaml
 
 from table_controller.cli import main
-from table_controller.payloads import (
+from table_controller.feed.payloads import (
     RFC3339_PATTERN,
     SCHEMA_NAMES,
     TOPIC_RULES,
     Envelope,
     Topic,
 )
-from table_controller.schema import render, schema_file, write
+from table_controller.feed.schema import render, schema_file, write
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -30,7 +30,7 @@ die() {
     exit 1
 }
 
-# check_name WHAT VALUE: one whole topic level, as table_controller.config
+# check_name WHAT VALUE: one whole topic level, as table_controller.service.config
 # demands of a table id and a site: no '/', '+' or '#', which would let an
 # account's rule reach into another's topics.
 check_name() {

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any, Final
 
+from table_controller.engine.rules import WagerSettlement
 from table_controller.engine.state import (
     CardSlot,
     Decision,
@@ -25,7 +26,6 @@ from table_controller.engine.state import (
     SpotKind,
     TableSetup,
 )
-from table_controller.rules import WagerSettlement
 
 ZERO: Final = Fraction(0)
 _INITIAL: Final = SpotKind.INITIAL.value

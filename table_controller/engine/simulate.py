@@ -28,6 +28,7 @@ from table_controller.engine.inputs import (
     SpotsChanged,
 )
 from table_controller.engine.outputs import Output, RoundRecorded
+from table_controller.engine.rules import RulesProfile
 from table_controller.engine.state import (
     SPOT_INITIAL,
     SPOT_TIE,
@@ -40,7 +41,6 @@ from table_controller.engine.state import (
     spot_bit,
 )
 from table_controller.engine.transition import transition
-from table_controller.rules import RulesProfile
 
 UNIT_CENTS: Final = 100
 # Input times: a fixed origin and one millisecond per input keep runs reproducible.

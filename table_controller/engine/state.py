@@ -19,9 +19,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final, NamedTuple
 
-from table_controller.config import Limits
 from table_controller.engine.inputs import DEVICE_NAMES, DeviceName
-from table_controller.rules import RulesProfile
+from table_controller.engine.rules import Limits, RulesProfile
 
 # The sensor board numbers spots of up to ten positions (DEVICES.md).
 BOARD_POSITIONS: Final = 10

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from table_controller.broker import MosquittoBroker, free_port
+from table_controller.rigs.broker import MosquittoBroker, free_port
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MOSQUITTO_DIR = DEPLOY / "mosquitto"

@@ -18,9 +18,9 @@ import sys
 import uuid
 from pathlib import Path
 
-from table_controller.config import MqttSection
-from table_controller.journal import Journal, OutboxMessage
-from table_controller.publisher import Publisher
+from table_controller.service.config import MqttSection
+from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.publisher import Publisher
 
 WAIT_S = 20.0
 
@@ -39,7 +39,7 @@ class _FirstWarning(logging.Handler):
 async def probe(url: str, ca_file: str, username: str, password_file: str, journal: str) -> int:
     topic = f"casino/probe/table/{username}"
     handler = _FirstWarning()
-    logging.getLogger("table_controller.publisher").addHandler(handler)
+    logging.getLogger("table_controller.service.publisher").addHandler(handler)
     store = Journal(Path(journal))
     try:
         store.enqueue([OutboxMessage(uuid.uuid4().hex, f"{topic}/events", b"{}", 1, False)])

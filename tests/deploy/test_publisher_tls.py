@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.config import MqttSection
-from table_controller.journal import Journal, OutboxMessage
-from table_controller.publisher import Publisher, PublisherConfigError
+from table_controller.service.config import MqttSection
+from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.publisher import Publisher, PublisherConfigError
 from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient
 from tests.deploy.pit_setup import PitBroker, topic
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from table_controller.cli import COMMANDS
-from table_controller.config import TableConfig, load_config
+from table_controller.service.config import TableConfig, load_config
 from tests.deploy.pit_setup import DEPLOY
 
 UNIT = DEPLOY / "systemd" / "table-controller@.service"

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from table_controller.config import Limits
 from table_controller.engine import (
     CardRead,
     ConsolePress,
@@ -28,7 +27,7 @@ from table_controller.engine import (
     spot_bit,
     transition,
 )
-from table_controller.rules import RulesProfile
+from table_controller.engine.rules import Limits, RulesProfile
 
 T0 = datetime(2024, 5, 1, 18, 0, tzinfo=UTC)
 

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import pytest
 
-from table_controller.config import Limits
 from table_controller.engine import (
     DeviceOffline,
     DeviceOnline,
@@ -18,7 +17,7 @@ from table_controller.engine import (
     device_states,
     state_view,
 )
-from table_controller.rules import NY, STANDARD, UK, RulesProfile
+from table_controller.engine.rules import NY, STANDARD, UK, Limits, RulesProfile
 
 from .helpers import INITIAL, TIE, WAR, Table
 

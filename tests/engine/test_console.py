@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from table_controller.engine import ConsolePress, ConsoleReply, ConsoleRestarted, Phase
+from table_controller.engine.rules import NY
 from table_controller.engine.state import CONSOLE_MEMORY
-from table_controller.rules import NY
 
 from .helpers import Table
 

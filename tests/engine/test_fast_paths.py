@@ -23,6 +23,7 @@ from table_controller.engine import (
     transition,
 )
 from table_controller.engine.outputs import new_event
+from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 from table_controller.engine.state import (
     CardSlot,
     Hand,
@@ -34,7 +35,6 @@ from table_controller.engine.state import (
     Wager,
 )
 from table_controller.engine.transition import _dealt_card, _transition
-from table_controller.rules import NY, STANDARD, UK, RulesProfile
 
 from .helpers import Table, random_session
 

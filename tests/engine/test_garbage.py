@@ -20,7 +20,7 @@ from table_controller.engine import (
     stats_view,
     transition,
 )
-from table_controller.rules import NY, UK, RulesProfile
+from table_controller.engine.rules import NY, UK, RulesProfile
 
 from .helpers import T0
 from .test_codec import inputs as any_input

@@ -59,7 +59,7 @@ from table_controller.engine import (
     stats_view,
     transition,
 )
-from table_controller.rules import NY, STANDARD, UK
+from table_controller.engine.rules import NY, STANDARD, UK
 
 from .helpers import T0
 
@@ -103,9 +103,7 @@ class TableMachine(RuleBasedStateMachine):
         elif isinstance(inp, ReadGap) and inp.reason == "resend_timeout":
             # A read the shoe driver gave up on still left the shoe: it is taken unseen.
             last = inp.last_missing if inp.last_missing is not None else inp.first_missing
-            self.taken.extend(
-                range(max(inp.first_missing, before.last_read_n + 1), last + 1)
-            )
+            self.taken.extend(range(max(inp.first_missing, before.last_read_n + 1), last + 1))
         after, out = transition(before, inp)
         self.inputs.append(inp)
         self.outputs.extend(out)

@@ -15,7 +15,7 @@ from table_controller.engine import (
     replay,
     transition,
 )
-from table_controller.rules import NY, STANDARD, UK, RulesProfile
+from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
 from .helpers import random_session
 

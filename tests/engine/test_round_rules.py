@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from table_controller.engine import Phase, TableSetup, initial_state, state_view
-from table_controller.rules import NY, STANDARD, UK, RulesProfile
+from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
 from .helpers import INITIAL, TIE, WAR, Table, war_spot_mask
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.engine import npu_json, wager_net
-from table_controller.rules import NY, STANDARD, UK, RulesProfile
+from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
 from .helpers import WAR, Table
 

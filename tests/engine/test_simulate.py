@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from table_controller.engine import simulate
-from table_controller.rules import NY, STANDARD, UK, RulesProfile
+from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
 # GAME.md "Exact house edges" (6 decks, one position, always going to war).
 EXACT_WAR = {"standard": 0.023301, "uk": 0.028771, "ny": 0.017830}

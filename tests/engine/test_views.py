@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from table_controller.engine import DeviceOnline, device_states, state_view, stats_view
-from table_controller.rules import NY
+from table_controller.engine.rules import NY
 
 from .helpers import INITIAL, WAR, Table, random_session
 

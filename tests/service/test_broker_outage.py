@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from table_controller.broker import MosquittoBroker
-from table_controller.rig import TableRig, TableSpec
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import TableRig, TableSpec
 
 ROUNDS = 10
 OUTAGE = range(4, 9)  # rounds 4..8 are played with the broker stopped

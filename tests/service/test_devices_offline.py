@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from drivers.lineframe.cards import Card
-from table_controller.broker import MosquittoBroker
-from table_controller.rig import Observer, TableRig, TableSpec
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import Observer, TableRig, TableSpec
 
 DEVICES = ["shoe", "console", "sensors"]
 # Round 1: a burn card, position 1's king, the dealer's five: position 1 wins 1:1.

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.lineframe.cards import Card
-from table_controller.broker import MosquittoBroker
 from table_controller.cli import main
-from table_controller.history import money
-from table_controller.journal import Journal
-from table_controller.rig import TableRig, TableSpec, config_toml
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import TableRig, TableSpec, config_toml
+from table_controller.service.journal import Journal
+from table_controller.tools.history import money
 
 # Round 1: burn; P1 7H v 7S ties and goes to war: three burns, KH v 5D wins the war.
 # Round 2: P1 AS v 2D wins; P2 has a tie wager alone (void, §(h)(3)(iii)).

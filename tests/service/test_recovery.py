@@ -23,10 +23,10 @@ import pytest
 
 from drivers.console.frames import AckFrame
 from drivers.lineframe.cards import Card
-from table_controller import history
-from table_controller.broker import MosquittoBroker
-from table_controller.payloads import parse_payload
-from table_controller.rig import Observer, TableRig, TableSpec
+from table_controller.feed.payloads import parse_payload
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import Observer, TableRig, TableSpec
+from table_controller.tools import history
 
 # A child controller process needs time to import and connect.
 STARTUP_S = 20.0

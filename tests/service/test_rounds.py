@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from drivers.lineframe.cards import Card
-from table_controller.broker import MosquittoBroker
-from table_controller.payloads import parse_payload
-from table_controller.rig import TableRig, TableSpec
+from table_controller.feed.payloads import parse_payload
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import TableRig, TableSpec
 
 
 def _cards(*text: str) -> list[Card]:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.broker import MosquittoBroker
-from table_controller.rig import TableRig, TableSpec
+from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.rig import TableRig, TableSpec
 
 # A child controller process needs time to import and connect.
 STARTUP_S = 20.0

@@ -22,12 +22,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from table_controller.config import ConfigError, TableConfig, load_config
 from table_controller.engine import RoundEngine, RoundRecorded, TableState, input_from_json
 from table_controller.engine.settlement import card_json
-from table_controller.journal import Journal, JournalError
-from table_controller.messages import MessageFactory
-from table_controller.runner import table_setup
+from table_controller.feed.messages import MessageFactory
+from table_controller.service.config import ConfigError, TableConfig, load_config
+from table_controller.service.journal import Journal, JournalError
+from table_controller.service.runner import table_setup
 
 DEFAULT_LAST: Final = 10
 """Regulators ask that a table recall at least its last ten games."""

@@ -68,8 +68,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from table_controller.config import MqttSection
-from table_controller.journal import Journal, OutboxMessage
+from table_controller.service.config import MqttSection
+from table_controller.service.journal import Journal, OutboxMessage
 
 log = logging.getLogger(__name__)
 # paho's own protocol log (every packet at DEBUG; socket errors at ERROR, which
@@ -148,9 +148,7 @@ def read_password(path: Path, key: str = "mqtt.password_file") -> str:
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
-        raise PublisherConfigError(
-            f"{key}: cannot read {path}: {exc.strerror}"
-        ) from exc
+        raise PublisherConfigError(f"{key}: cannot read {path}: {exc.strerror}") from exc
     if not stat.S_ISREG(mode):
         raise PublisherConfigError(f"{key}: {path} is not a regular file")
     if mode & stat.S_IROTH:

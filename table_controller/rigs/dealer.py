@@ -1,4 +1,4 @@
-"""A simulated dealer and players at a :class:`~table_controller.rig.TableRig`.
+"""A simulated dealer and players at a :class:`~table_controller.rigs.rig.TableRig`.
 
 :class:`Dealer` plays rounds the way people at a Casino War table do, through
 the table's real parts only: players put chips on the sensor board, the dealer
@@ -37,9 +37,9 @@ from typing import Any, Final
 
 from drivers.lineframe.cards import Card
 from simulators.shoe import SimulatedRead
-from table_controller.payloads import parse_payload
-from table_controller.rig import SPOT_INITIAL, SPOT_TIE, SPOT_WAR, WAIT_S, Observer, TableRig
-from table_controller.rules import RulesProfile
+from table_controller.engine.rules import RulesProfile
+from table_controller.feed.payloads import parse_payload
+from table_controller.rigs.rig import SPOT_INITIAL, SPOT_TIE, SPOT_WAR, WAIT_S, Observer, TableRig
 
 DEFAULT_DEALER_ID: Final = "D-101"
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from table_controller.config import TableConfig
 from table_controller.engine import Event, EventType, RoundRecorded
-from table_controller.journal import OutboxMessage
-from table_controller.payloads import Envelope
+from table_controller.feed.payloads import Envelope
+from table_controller.service.config import TableConfig
+from table_controller.service.journal import OutboxMessage
 
 # The fields of an alert that travel in the ``events`` stream; the whole alert
 # goes to ``alerts`` (MQTT.md).

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from drivers.sensors import parse_sensor_url
-from table_controller.rules import RulesName, RulesProfile, profile
+from table_controller.engine.rules import Limits, RulesName, RulesProfile, profile
 
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # A site and a table id are each one whole MQTT topic level: no '/', '+', '#'.
@@ -35,24 +35,6 @@ class ConfigError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-Range = tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]
-
-
-class Limits(_Strict):
-    """Table limits in cents, inclusive. The war wager uses the initial limits."""
-
-    initial: Range | None = None
-    tie: Range | None = None
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Limits:
-        for name in ("initial", "tie"):
-            pair = getattr(self, name)
-            if pair is not None and pair[0] > pair[1]:
-                raise ValueError(f"{name}: minimum {pair[0]} above maximum {pair[1]}")
-        return self
 
 
 class TableSection(_Strict):

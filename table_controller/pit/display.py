@@ -61,7 +61,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from table_controller.publisher import PublisherConfigError, read_password, tls_context
+from table_controller.service.publisher import PublisherConfigError, read_password, tls_context
 
 __all__ = [
     "DEFAULT_PREFIX",

@@ -16,14 +16,14 @@ from typing import Protocol
 from table_controller import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("table_controller.service", "run the table service from a config file"),
-    "odds": ("table_controller.odds", "exact house edge of a rules profile"),
-    "history": ("table_controller.history", "hand records rebuilt from the journal"),
-    "pit": ("table_controller.pit", "live pit display of every table of a site"),
-    "schema": ("table_controller.schema", "write the JSON Schemas and AsyncAPI document"),
+    "run": ("table_controller.service.service", "run the table service from a config file"),
+    "odds": ("table_controller.tools.odds", "exact house edge of a rules profile"),
+    "history": ("table_controller.tools.history", "hand records rebuilt from the journal"),
+    "pit": ("table_controller.pit.display", "live pit display of every table of a site"),
+    "schema": ("table_controller.feed.schema", "write the JSON Schemas and AsyncAPI document"),
     "sim": ("simulators.cli", "run one simulated device for a test rig"),
-    "demo": ("table_controller.demo", "a whole simulated table with a broker and a pit view"),
-    "scenario": ("table_controller.scenario", "run scenario files against the controller"),
+    "demo": ("table_controller.rigs.demo", "a whole simulated table with a broker and a pit view"),
+    "scenario": ("table_controller.rigs.scenario", "run scenario files against the controller"),
 }
 
 

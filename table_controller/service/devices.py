@@ -61,7 +61,7 @@ from table_controller.engine import (
     SpotsChanged,
 )
 from table_controller.engine import ConsoleRestarted as ConsoleRestartedInput
-from table_controller.runner import TableRunner
+from table_controller.service.runner import TableRunner
 
 log = logging.getLogger(__name__)
 E = TypeVar("E")

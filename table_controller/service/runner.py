@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from table_controller import __version__
-from table_controller.config import TableConfig
 from table_controller.engine import (
     ConsoleReply,
     ConsoleShow,
@@ -49,8 +48,9 @@ from table_controller.engine import (
     state_view,
     stats_view,
 )
-from table_controller.journal import Journal, OutboxMessage
-from table_controller.messages import MessageFactory
+from table_controller.feed.messages import MessageFactory
+from table_controller.service.config import TableConfig
+from table_controller.service.journal import Journal, OutboxMessage
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from fractions import Fraction
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -88,8 +88,7 @@ class RulesProfile(BaseModel):
     def _decks_in_range(self) -> RulesProfile:
         if not self.decks_min <= self.decks_default <= self.decks_max:
             raise ValueError(
-                f"decks_default {self.decks_default} outside "
-                f"{self.decks_min}..{self.decks_max}"
+                f"decks_default {self.decks_default} outside {self.decks_min}..{self.decks_max}"
             )
         return self
 
@@ -171,3 +170,23 @@ def profile(name: str | RulesName) -> RulesProfile:
     except ValueError:
         choices = ", ".join(n.value for n in RulesName)
         raise ValueError(f"unknown rules {name!r}: choose one of {choices}") from None
+
+
+Range = tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    """Table limits in cents, inclusive. The war wager uses the initial limits."""
+
+    initial: Range | None = None
+    tie: Range | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Limits:
+        for name in ("initial", "tie"):
+            pair = getattr(self, name)
+            if pair is not None and pair[0] > pair[1]:
+                raise ValueError(f"{name}: minimum {pair[0]} above maximum {pair[1]}")
+        return self

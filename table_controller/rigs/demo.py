@@ -10,9 +10,9 @@ One command runs everything a table needs, over the real transports:
 * the three device simulators (shoe and console over ``socket://``, the sensor
   board over ``simusb://``), the production service (``table-controller run``'s
   code) with its journal in a temporary directory, and a simulated dealer and
-  players (:mod:`table_controller.dealer`: random wagers and tie decisions,
+  players (:mod:`table_controller.rigs.dealer`: random wagers and tie decisions,
   now and then a misread card or a past-post, resolved as a dealer would);
-* the live pit view of the table (:func:`table_controller.pit.watch`).
+* the live pit view of the table (:func:`table_controller.pit.display.watch`).
 
 By default it plays at a person's pace (a couple of seconds an action) until
 stopped; ``--speed`` multiplies the pace and ``--rounds N`` stops after N
@@ -50,14 +50,14 @@ from typing import Any, Final, TypeVar
 from rich.console import Console
 from rich.logging import RichHandler
 
-from table_controller.broker import BrokerError, MosquittoBroker, find_mosquitto, free_port
-from table_controller.config import TableConfig
-from table_controller.dealer import Dealer, DemoError, Habits, RoundPlayed, Tally
-from table_controller.pit import Link, PitModel, watch
-from table_controller.publisher import PublisherConfigError, parse_broker_url
-from table_controller.rig import TableRig, TableSpec
-from table_controller.rules import RulesName
-from table_controller.service import TableService
+from table_controller.engine.rules import RulesName
+from table_controller.pit.display import Link, PitModel, watch
+from table_controller.rigs.broker import BrokerError, MosquittoBroker, find_mosquitto, free_port
+from table_controller.rigs.dealer import Dealer, DemoError, Habits, RoundPlayed, Tally
+from table_controller.rigs.rig import TableRig, TableSpec
+from table_controller.service.config import TableConfig
+from table_controller.service.publisher import PublisherConfigError, parse_broker_url
+from table_controller.service.service import TableService
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ async def _until(stop: asyncio.Event, work: Coroutine[Any, Any, T]) -> tuple[boo
 class _Controller:
     """The production service in this process (``table-controller run``'s code).
 
-    Run without :func:`~table_controller.service.serve`'s own signal handlers: the
+    Run without :func:`~table_controller.service.service.serve`'s own signal handlers: the
     demo handles SIGINT/SIGTERM for everything, from start to end, so a second
     Ctrl-C while stopping is no different from the first. A service that ends by
     itself (a failure) sets ``stop``, so the demo ends with its error.
@@ -303,9 +303,7 @@ class _Controller:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(
-            self.service.run(self._service_stop), name="table-service"
-        )
+        self._task = asyncio.create_task(self.service.run(self._service_stop), name="table-service")
         self._task.add_done_callback(lambda _: self._stop.set())
         # Let it begin: a task cancelled before its first step never runs its cleanup,
         # and the service's journal must close.

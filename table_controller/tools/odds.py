@@ -3,7 +3,7 @@
 Everything is rational arithmetic (``fractions.Fraction``) over the finite shoe:
 ``decks`` × 52 cards, that is ``4 × decks`` copies of each of the 13 ranks
 (§5324.22(c), (f): the suit has no effect on a card's rank). Every payout comes
-from the profile's data (``table_controller.rules``): the initial and tie odds,
+from the profile's data (``table_controller.engine.rules``): the initial and tie odds,
 the surrender loss and the war accounting table; no rule set is named in logic.
 
 The figures are for ONE position playing from a freshly shuffled shoe:
@@ -40,7 +40,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal, TextIO
 
-from table_controller.rules import (
+from table_controller.engine.rules import (
     PROFILES,
     RulesName,
     RulesProfile,

@@ -58,12 +58,19 @@ from drivers.sensors.frames import MAX_CENTS
 from drivers.shoe.frames import CardFrame, CoverFrame, MisreadFrame
 from simulators.console import ConsoleRestartedError
 from simulators.shoe import ShoeEmptyError, ShoeSimulator
-from table_controller.broker import MosquittoBroker, free_port
-from table_controller.config import ConfigError, parse_config
 from table_controller.engine import AlertCode, Decision, Outcome, Phase, ResolvedBy, Role, Severity
-from table_controller.publisher import parse_broker_url
-from table_controller.rig import SPOT_INITIAL, SPOT_TIE, SPOT_WAR, Observer, TableRig, TableSpec
-from table_controller.rules import RulesName, profile
+from table_controller.engine.rules import RulesName, profile
+from table_controller.rigs.broker import MosquittoBroker, free_port
+from table_controller.rigs.rig import (
+    SPOT_INITIAL,
+    SPOT_TIE,
+    SPOT_WAR,
+    Observer,
+    TableRig,
+    TableSpec,
+)
+from table_controller.service.config import ConfigError, parse_config
+from table_controller.service.publisher import parse_broker_url
 
 log = logging.getLogger(__name__)
 

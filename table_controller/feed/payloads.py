@@ -51,6 +51,8 @@ from pydantic import (
     model_validator,
 )
 
+from table_controller.engine.rules import RulesName as RulesName
+
 # The domain's enums, re-exported: the payloads speak the engine's words.
 from table_controller.engine.state import AlertCode as AlertCode
 from table_controller.engine.state import Decision as Decision
@@ -59,11 +61,10 @@ from table_controller.engine.state import Phase as Phase
 from table_controller.engine.state import ResolvedBy as ResolvedBy
 from table_controller.engine.state import Role, Source, SpotKind
 from table_controller.engine.state import Severity as Severity
-from table_controller.journal import OutboxMessage
-from table_controller.rules import RulesName as RulesName
+from table_controller.service.journal import OutboxMessage
 
 if TYPE_CHECKING:
-    from table_controller.config import TableConfig
+    from table_controller.service.config import TableConfig
 
 CONTENT_TYPE: Final = "application/json"
 

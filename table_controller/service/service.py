@@ -17,13 +17,13 @@ import signal
 import sys
 from pathlib import Path
 
-from table_controller.config import ConfigError, TableConfig, load_config
-from table_controller.devices import console_task, sensors_task, shoe_task
 from table_controller.engine import PublishRefused
-from table_controller.journal import Journal, OutboxMessage
-from table_controller.publisher import Publisher, PublisherConfigError
-from table_controller.runner import TableRunner
-from table_controller.sdnotify import notify, watchdog_interval_s
+from table_controller.service.config import ConfigError, TableConfig, load_config
+from table_controller.service.devices import console_task, sensors_task, shoe_task
+from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.publisher import Publisher, PublisherConfigError
+from table_controller.service.runner import TableRunner
+from table_controller.service.sdnotify import notify, watchdog_interval_s
 
 log = logging.getLogger(__name__)
 

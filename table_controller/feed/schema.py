@@ -17,7 +17,7 @@ from typing import Any, Final
 import yaml
 
 from table_controller import __version__
-from table_controller.payloads import (
+from table_controller.feed.payloads import (
     CONTENT_TYPE,
     TABLE_EVENT,
     TOPIC_RULES,
