@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.rigs.broker import MosquittoBroker, free_port
-from table_controller.service.config import MqttSection
-from table_controller.service.journal import Journal
-from table_controller.service.publisher import (
+from table_controller.feed.broker import (
     BrokerAddress,
-    Publisher,
-    PublisherConfigError,
+    BrokerConfigError,
     parse_broker_url,
     read_password,
     tls_context,
 )
+from table_controller.rigs.broker import MosquittoBroker, free_port
+from table_controller.service.config import MqttSection
+from table_controller.service.journal import Journal
+from table_controller.service.publisher import Publisher, PublisherConfigError
 from tests.test_publisher import ENV, event_message, running_table, status_model, watching
 
 # -- the broker URL ---------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_broker_urls(url: str, address: BrokerAddress) -> None:
     ],
 )
 def test_bad_broker_urls_say_what_is_wrong(url: str, complaint: str) -> None:
-    with pytest.raises(PublisherConfigError, match=complaint):
+    with pytest.raises(BrokerConfigError, match=complaint):
         parse_broker_url(url)
 
 
@@ -77,21 +77,21 @@ def test_a_password_file_others_may_read_is_refused_by_name(tmp_path: Path, mode
     secret = tmp_path / "mqtt.secret"
     secret.write_text("s3cret\n", encoding="utf-8")
     secret.chmod(mode)
-    with pytest.raises(PublisherConfigError, match=r"mqtt\.secret is readable by others") as info:
+    with pytest.raises(BrokerConfigError, match=r"mqtt\.secret is readable by others") as info:
         read_password(secret)
     assert str(secret) in str(info.value)
     assert f"{mode:04o}" in str(info.value)
 
 
 def test_other_password_file_problems_name_the_file(tmp_path: Path) -> None:
-    with pytest.raises(PublisherConfigError, match=r"missing\.secret"):
+    with pytest.raises(BrokerConfigError, match=r"missing\.secret"):
         read_password(tmp_path / "missing.secret")
     empty = tmp_path / "empty.secret"
     empty.write_text("\n", encoding="utf-8")
     empty.chmod(0o600)
-    with pytest.raises(PublisherConfigError, match=r"empty\.secret is empty"):
+    with pytest.raises(BrokerConfigError, match=r"empty\.secret is empty"):
         read_password(empty)
-    with pytest.raises(PublisherConfigError, match="not a regular file"):
+    with pytest.raises(BrokerConfigError, match="not a regular file"):
         read_password(tmp_path)
 
 
@@ -118,11 +118,11 @@ def test_the_tls_context_verifies_the_broker_and_its_name(tmp_path: Path) -> Non
     context = tls_context(None)
     assert context.verify_mode == ssl.CERT_REQUIRED
     assert context.check_hostname
-    with pytest.raises(PublisherConfigError, match=r"mqtt\.ca_file: .*pit-ca\.pem: no such file"):
+    with pytest.raises(BrokerConfigError, match=r"mqtt\.ca_file: .*pit-ca\.pem: no such file"):
         tls_context(tmp_path / "pit-ca.pem")
     junk = tmp_path / "junk.pem"
     junk.write_text("not a certificate\n", encoding="utf-8")
-    with pytest.raises(PublisherConfigError, match=r"junk\.pem"):
+    with pytest.raises(BrokerConfigError, match=r"junk\.pem"):
         tls_context(junk)
 
 

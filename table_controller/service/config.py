@@ -23,6 +23,7 @@ from pydantic import (
 
 from drivers.sensors import parse_sensor_url
 from table_controller.engine.rules import Limits, RulesName, RulesProfile, profile
+from table_controller.feed.broker import BrokerConfigError, parse_broker_url
 
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # A site and a table id are each one whole MQTT topic level: no '/', '+', '#'.
@@ -73,13 +74,23 @@ class DevicesSection(_Strict):
 
 
 class MqttSection(_Strict):
-    url: str = Field(default="mqtt://127.0.0.1:1883", pattern=r"^mqtts?://[^/]+$")
+    url: str = "mqtt://127.0.0.1:1883"
     protocol: Literal["5", "3.1.1"] = "5"
     ca_file: Path | None = None
     username: str | None = None
     password_file: Path | None = None
     topic_prefix: str = "casino/{site}/table/{table}"
     keepalive_s: int = Field(default=15, ge=5, le=600)
+
+    @field_validator("url")
+    @classmethod
+    def _broker_url(cls, url: str) -> str:
+        # The same parser the publisher, the pit display and the rigs use (feed/broker.py).
+        try:
+            parse_broker_url(url)
+        except BrokerConfigError as exc:
+            raise ValueError(str(exc).removeprefix("mqtt.url: ")) from None
+        return url
 
 
 class StorageSection(_Strict):
