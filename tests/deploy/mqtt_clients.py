@@ -80,12 +80,18 @@ class MqttClient:
         *,
         password: str | None = None,
         client_id: str = "",
+        will: tuple[str, bytes] | None = None,
     ) -> None:
         self._pit = pit
         if password is None:
             password = pit.accounts[username].password
         self._client = _tls_client(pit.ca.ca_file, username, password, client_id)
+        if will is not None:
+            self._client.will_set(will[0], will[1], qos=1, retain=True)
+        self.disconnects = 0
+        self._closing = False
         self._client.on_connect = self._on_connect
+        self._client.on_disconnect = self._on_disconnect
         self._client.on_publish = self._on_publish
         self._client.on_subscribe = self._on_subscribe
         self._client.on_message = self._on_message
@@ -107,6 +113,20 @@ class MqttClient:
     ) -> None:
         with self._lock:
             self._connack = rc
+            self._lock.notify_all()
+
+    def _on_disconnect(
+        self,
+        _c: mqtt.Client,
+        _u: object,
+        _f: mqtt.DisconnectFlags,
+        _rc: ReasonCode,
+        _p: Properties | None,
+    ) -> None:
+        with self._lock:
+            # Only a connection the broker dropped; not the test's own DISCONNECT.
+            if not self._closing:
+                self.disconnects += 1
             self._lock.notify_all()
 
     def _on_publish(
@@ -155,6 +175,7 @@ class MqttClient:
         self.close()
 
     def close(self) -> None:
+        self._closing = True
         self._client.disconnect()
         self._client.loop_stop()
         # paho closes its wake-up socket pair only when the client is collected
@@ -175,6 +196,10 @@ class MqttClient:
         self._wait(f"SUBACK for {topic_filter}", lambda: mid in self._subacks)
         with self._lock:
             return self._subacks.pop(mid)
+
+    def wait_disconnected(self) -> None:
+        """Until the broker has dropped this connection."""
+        self._wait("disconnect by the broker", lambda: self.disconnects > 0)
 
     def next_message(self) -> mqtt.MQTTMessage:
         try:
