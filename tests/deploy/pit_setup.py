@@ -193,6 +193,7 @@ def pit_broker(
     tables: Mapping[str, str] = TABLES,
     pit_displays: Mapping[str, str] = PIT_DISPLAYS,
     recorders: Mapping[str, str] = RECORDERS,
+    bridges: Mapping[str, str] | None = None,
     extra_conf: str = "",
     cert: str = "server",
 ) -> Iterator[PitBroker]:
@@ -225,6 +226,7 @@ def pit_broker(
         for script, names in (
             ("provision-pit.sh", pit_displays),
             ("provision-recorder.sh", recorders),
+            ("provision-bridge.sh", bridges or {}),
         ):
             for name, site in names.items():
                 secret = secrets / f"{name}.secret"
