@@ -49,7 +49,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
+import signal
 import ssl
 import time
 from collections import deque
@@ -231,6 +233,21 @@ class _AckingClient(aiomqtt.Client):
                 fut.set_result(_LOST)
         super()._on_disconnect(client, userdata, flags, reason_code, properties)
         self.forget_disconnect_error()
+
+
+# Fault injection for the crash tests (tests/security): with this set to a topic leaf
+# (``rounds``), the process kills itself (SIGKILL) right after the broker acknowledged
+# a message on that leaf and before the outbox marks it sent: the one moment where a
+# crash must make the message go again (MQTT.md: at least once, the same id).
+# Read once at import: nothing is looked up on the publishing path.
+KILL_BEFORE_MARK_ENV: Final = "TABLE_CONTROLLER_KILL_BEFORE_MARK"
+_KILL_BEFORE_MARK: Final = os.environ.get(KILL_BEFORE_MARK_ENV)
+
+
+def _fault_point(batch: list[OutboxMessage], acked: list[str]) -> None:
+    leaf = _KILL_BEFORE_MARK
+    if leaf and any(m.topic.endswith(f"/{leaf}") for m in batch if m.id in acked):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _noop() -> None:
@@ -614,6 +631,7 @@ class Publisher:
             raise
         finally:
             if acked:
+                _fault_point(batch, acked)
                 self._journal.mark_sent(acked)
 
     def _lost_in_flight(self, client: _AckingClient, head: OutboxMessage, *, alone: bool) -> None:
