@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -345,3 +347,21 @@ def test_the_config_check_fails_on_a_missing_ca_file(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"mqtt\.ca_file: .*pit-ca\.pem: no such file"):
         load_config(cfg_file)
+
+
+def test_run_names_the_missing_password_file(tmp_path: Path) -> None:
+    """issue 18: `run` stopped with a message that did not name the secret's file."""
+    cfg_file = _write(
+        tmp_path / "war-07.toml", mqtt='username = "war-07"\npassword_file = "war-07.secret"'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "table_controller.cli", "run", "--config", str(cfg_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert f"{cfg_file}: mqtt.password_file: cannot read {tmp_path / 'war-07.secret'}" in (
+        proc.stderr
+    )

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from table_controller.feed.broker import (
     BrokerAddress,
@@ -259,3 +261,32 @@ async def test_mqtts_refuses_what_it_cannot_trust(
             assert not table.connected.is_set()
     [warning] = log.matching(logging.WARNING, "cannot connect to the broker")
     assert complaint in warning.getMessage()
+
+
+# -- the one URL parser, for any input ------------------------------------------------
+
+
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.builds(
+            lambda scheme, host, port: f"{scheme}://{host}{port}",
+            st.sampled_from(["mqtt", "mqtts", "http", "MQTT", ""]),
+            st.text(alphabet="ab.-:[]@/?#1", max_size=12),
+            st.one_of(st.just(""), st.integers(-5, 70000).map(lambda p: f":{p}")),
+        ),
+    )
+)
+def test_a_broker_url_is_an_address_or_a_named_error(url: str) -> None:
+    try:
+        address = parse_broker_url(url, key="--broker")
+    except BrokerConfigError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    if message:
+        assert message.startswith("--broker: ")
+        return
+    assert 1 <= address.port <= 65535
+    assert address.host
+    assert address.tls == url.startswith("mqtts://")
