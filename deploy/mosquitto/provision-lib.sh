@@ -223,6 +223,12 @@ deprovision() {
     echo "$kind '$name' removed; apply to a running broker: systemctl reload mosquitto" >&2
 }
 
+# usage: the calling script's USAGE line (set before sourcing this file).
+usage() {
+    echo "usage: ${0##*/} [--rotate | --remove] $USAGE" >&2
+    exit 2
+}
+
 # parse_options "$@": sets rotate, remove and args (the words after the options).
 parse_options() {
     rotate=0
@@ -240,10 +246,15 @@ parse_options() {
     args=("$@")
 }
 
-# provision_site_account KIND RULES_FN SITE NAME [SECRET_FILE]: the pit, recorder
-# and bridge scripts: one account per NAME, confined to SITE.
-provision_site_account() {
-    local kind=$1 rules_fn=$2 site=$3 name=$4 secret_file=${5:-}
+# site_account_main KIND RULES_FN [OPTIONS] SITE NAME [SECRET_FILE]: the whole of
+# the pit, recorder and bridge scripts: one account per NAME, confined to SITE.
+site_account_main() {
+    local kind=$1 rules_fn=$2
+    shift 2
+    parse_options "$@"
+    set -- "${args[@]+"${args[@]}"}"
+    [[ $# -ge 2 && $# -le 3 ]] || usage
+    local site=$1 name=$2 secret_file=${3:-}
     check_name site "$site"
     check_name "$kind name" "$name"
     if [[ $remove -eq 1 ]]; then

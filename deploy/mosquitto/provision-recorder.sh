@@ -11,16 +11,8 @@
 # --remove as in provision-table.sh. Files: see provision-lib.sh.
 set -euo pipefail
 
-usage() {
-    echo "usage: ${0##*/} [--rotate | --remove] SITE NAME [SECRET_FILE]" >&2
-    exit 2
-}
-
+readonly USAGE="SITE NAME [SECRET_FILE]"
 # shellcheck source=SCRIPTDIR/provision-lib.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/provision-lib.sh"
 
-parse_options "$@"
-set -- "${args[@]+"${args[@]}"}"
-[[ $# -ge 2 && $# -le 3 ]] || usage
-
-provision_site_account recorder recorder_rules "$@"
+site_account_main recorder recorder_rules "$@"

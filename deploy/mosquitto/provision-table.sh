@@ -12,11 +12,7 @@
 # takes the table off the broker. Files: see provision-lib.sh.
 set -euo pipefail
 
-usage() {
-    echo "usage: ${0##*/} [--rotate | --remove] SITE TABLE_ID [SECRET_FILE]" >&2
-    exit 2
-}
-
+readonly USAGE="SITE TABLE_ID [SECRET_FILE]"
 # shellcheck source=SCRIPTDIR/provision-lib.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/provision-lib.sh"
 

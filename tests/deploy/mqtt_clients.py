@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -19,7 +20,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from tests.deploy.pit_setup import PitBroker
+from tests.deploy.pit_setup import PitBroker, topic
 
 WAIT_S = 10.0
 NOT_AUTHORIZED = 0x87
@@ -224,3 +225,22 @@ class MqttClient:
                 out.append(self.messages.get_nowait())
             except queue.Empty:
                 return out
+
+
+def before_sentinel(
+    pit: PitBroker, reader: MqttClient, table: str = "war-07"
+) -> list[tuple[str, bytes]]:
+    """What ``reader`` received before a sentinel that ``table`` publishes now.
+
+    "Nothing arrived" without waiting for a timeout: mosquitto delivers to one
+    subscriber in the order it handled the publishes.
+    """
+    marker = f"sentinel-{uuid.uuid4().hex}".encode()
+    with MqttClient(pit, table) as sender:
+        assert sender.publish(topic(table, "events"), marker) in (0x00, 0x10)
+    received: list[tuple[str, bytes]] = []
+    while True:
+        msg = reader.next_message()
+        if msg.payload == marker:
+            return received
+        received.append((msg.topic, bytes(msg.payload)))

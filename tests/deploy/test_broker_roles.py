@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient
+from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient, before_sentinel
 from tests.deploy.pit_setup import PitBroker, topic
 
 ACCEPTED = {0x00, 0x10}
@@ -23,19 +23,6 @@ LEAVES = ("status", "state", "events", "rounds", "alerts", "stats")
 
 def _unique(label: str) -> bytes:
     return f"{label}-{uuid.uuid4().hex}".encode()
-
-
-def _until_sentinel(pit: PitBroker, reader: MqttClient) -> list[tuple[str, bytes]]:
-    """What ``reader`` got before a sentinel that war-08 publishes now (main-floor)."""
-    marker = _unique("sentinel")
-    with MqttClient(pit, "war-08") as table:
-        assert table.publish(topic("war-08", "events"), marker) in ACCEPTED
-    got: list[tuple[str, bytes]] = []
-    while True:
-        msg = reader.next_message()
-        if msg.payload == marker:
-            return got
-        got.append((msg.topic, bytes(msg.payload)))
 
 
 # -- session takeover (issue: any account could knock a table off the pit) ------------
@@ -117,7 +104,7 @@ def test_a_pit_display_reads_its_site_only(pit: PitBroker) -> None:
         with MqttClient(pit, "rec-1") as recorder:
             ack = _unique("ack")
             assert recorder.publish(topic("war-07", "ack"), ack) in ACCEPTED
-        got = [p for _, p in _until_sentinel(pit, display)]
+        got = [p for _, p in before_sentinel(pit, display, "war-08")]
         assert got == [own, ack]
 
 

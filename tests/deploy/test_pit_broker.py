@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient, connack_reason
+from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient, before_sentinel, connack_reason
 from tests.deploy.pit_setup import TABLES, PitBroker, PitCa, pit_broker, run_script, topic
 
 # MQTT 5 PUBACK: 0x00 success, 0x10 no matching subscribers (still accepted).
@@ -40,21 +40,8 @@ def pit_display(pit: PitBroker) -> Iterator[MqttClient]:
     """A pit display subscribed to every table, with retained messages already in."""
     with MqttClient(pit, "pit-1", client_id=_unique("pit-1")) as display:
         assert display.subscribe("casino/#") == [1]
-        _sentinel(pit, display)
+        before_sentinel(pit, display)
         yield display
-
-
-def _sentinel(pit: PitBroker, display: MqttClient) -> list[tuple[str, bytes]]:
-    """Publish a permitted message as war-07; what the display got before it."""
-    marker = _unique("sentinel").encode()
-    with MqttClient(pit, "war-07") as table:
-        assert table.publish(topic("war-07", "events"), marker) in ACCEPTED
-    received: list[tuple[str, bytes]] = []
-    while True:
-        msg = display.next_message()
-        if msg.payload == marker:
-            return received
-        received.append((msg.topic, bytes(msg.payload)))
 
 
 def test_table_publishes_over_tls_and_pit_display_receives(
@@ -79,7 +66,7 @@ def test_tables_at_two_sites_each_publish_their_own(
                 assert table.publish(topic(table_id, "rounds"), payload) in ACCEPTED
             sent[table_id] = (topic(table_id, "rounds"), payload)
         # Each site's display sees its own site's table, and not the other's.
-        got = _sentinel(pit, pit_display)
+        got = before_sentinel(pit, pit_display)
         assert sent["war-08"] in got
         assert all(p != sent["war-09"][1] for _, p in got)
         msg = east.next_message()
@@ -113,12 +100,12 @@ def test_table_cannot_publish_outside_its_own_prefix(
     payload = _unique("intrusion").encode()
     with MqttClient(pit, "war-07") as table:
         assert table.publish(target, payload, retain=retain) == NOT_AUTHORIZED
-    assert all(p != payload for _, p in _sentinel(pit, pit_display))
+    assert all(p != payload for _, p in before_sentinel(pit, pit_display))
     if retain:
         # Nor is it kept for a display that connects later.
         with MqttClient(pit, "pit-2", client_id=_unique("late")) as late:
             late.subscribe("casino/#")
-            assert all(p != payload for _, p in _sentinel(pit, late))
+            assert all(p != payload for _, p in before_sentinel(pit, late))
 
 
 @pytest.mark.parametrize(
@@ -136,7 +123,7 @@ def test_pit_display_cannot_publish(pit: PitBroker, pit_display: MqttClient, tar
     payload = _unique("pit-write").encode()
     with MqttClient(pit, "pit-2", client_id=_unique("pit-2-writer")) as writer:
         assert writer.publish(target, payload) == NOT_AUTHORIZED
-    assert all(p != payload for _, p in _sentinel(pit, pit_display))
+    assert all(p != payload for _, p in before_sentinel(pit, pit_display))
 
 
 def test_tables_read_nothing_of_another_table(pit: PitBroker) -> None:
@@ -227,7 +214,7 @@ def test_removed_table_loses_access_and_its_retained_status(pit_ca: PitCa) -> No
         assert connack_reason(fresh, "war-09", fresh.accounts["war-09"].password) == NOT_AUTHORIZED
         with MqttClient(fresh, "pit-1") as display:
             display.subscribe("casino/#")
-            got = _sentinel(fresh, display)
+            got = before_sentinel(fresh, display)
         assert (topic("war-07"), kept) in got
         assert all(p != dropped for _, p in got)
 
