@@ -50,7 +50,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
@@ -61,7 +60,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from table_controller.service.publisher import PublisherConfigError, read_password, tls_context
+from table_controller.feed.broker import (
+    BrokerConfigError as PublisherConfigError,
+)
+from table_controller.feed.broker import (
+    parse_broker_url,
+    read_password,
+    tls_context,
+)
 
 __all__ = [
     "DEFAULT_PREFIX",
@@ -1302,16 +1308,11 @@ def broker_settings(
     except ValueError:
         raise PitConfigError(f"--protocol {protocol!r}: 5 or 3.1.1") from None
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise PitConfigError(f"--broker {url!r}: {exc}") from None
-    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-        raise PitConfigError(f"--broker {url!r}: expected mqtt://HOST[:PORT] or mqtts://…")
-    if parts.path not in ("", "/") or parts.query or parts.username:
-        raise PitConfigError(f"--broker {url!r}: only a host and a port")
+        address = parse_broker_url(url, key="--broker")
+    except PublisherConfigError as exc:
+        raise PitConfigError(str(exc)) from exc
     tls: ssl.SSLContext | None = None
-    if parts.scheme == "mqtts":
+    if address.tls:
         try:
             # Verifies the broker's certificate and its host name (DEVICES.md: ca_file).
             tls = tls_context(Path(ca_file) if ca_file else None, key="--ca-file")
@@ -1326,8 +1327,8 @@ def broker_settings(
         password = read_password_file(password_file)
     return BrokerSettings(
         url=url,
-        host=parts.hostname,
-        port=port or (8883 if tls else 1883),
+        host=address.host,
+        port=address.port,
         tls=tls,
         username=username,
         password=password,

@@ -60,6 +60,7 @@ from simulators.console import ConsoleRestartedError
 from simulators.shoe import ShoeEmptyError, ShoeSimulator
 from table_controller.engine import AlertCode, Decision, Outcome, Phase, ResolvedBy, Role, Severity
 from table_controller.engine.rules import RulesName, profile
+from table_controller.feed.broker import parse_broker_url
 from table_controller.rigs.broker import MosquittoBroker, free_port
 from table_controller.rigs.rig import (
     SPOT_INITIAL,
@@ -70,7 +71,6 @@ from table_controller.rigs.rig import (
     TableSpec,
 )
 from table_controller.service.config import ConfigError, parse_config
-from table_controller.service.publisher import parse_broker_url
 
 log = logging.getLogger(__name__)
 
