@@ -17,9 +17,9 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from table_controller.feed.envelope import Envelope
 from table_controller.feed.payloads import (
     TOPIC_RULES,
-    Envelope,
     TableStatus,
     Topic,
     parse_payload,
