@@ -12,16 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from table_controller.pit.display import (
-    DEFAULT_PREFIX,
-    Link,
-    PitConfigError,
-    PitModel,
-    TableKey,
-    TableView,
-    render,
-    subscription_filter,
-)
+from table_controller.feed.topics import DEFAULT_PREFIX
+from table_controller.pit.errors import PitConfigError
+from table_controller.pit.model import PitModel
+from table_controller.pit.render import render
+from table_controller.pit.topics import subscription_filter
+from table_controller.pit.views import Link, TableKey, TableView
 from tests.test_pit_payloads import (
     SITE,
     TABLE,

@@ -8,7 +8,9 @@ import json
 from rich.console import Console
 from rich.style import Style
 
-from table_controller.pit.display import BrokerLink, PitModel, render
+from table_controller.pit.model import PitModel
+from table_controller.pit.render import render
+from table_controller.pit.views import BrokerLink
 from tests.test_pit_payloads import (
     SITE,
     TABLE,
