@@ -209,3 +209,11 @@ def test_many_tables_keep_their_lines_and_the_ones_needing_attention_keep_panels
     assert {"war-20", "war-19"} <= panels
     assert len(panels) == 12
     assert "8 of 20 tables shown by their overview line only" in text
+
+
+def test_the_detail_names_the_tables_currency() -> None:
+    model = PitModel(site=SITE)
+    model.feed(topic("status"), enc(status(instance="A")))
+    assert "amounts in USD" in _text(model)
+    model.feed(topic("status"), enc(status(msg_id="older")))
+    assert "amounts in" not in _text(model)

@@ -37,6 +37,7 @@ from table_controller.pit.views import (
     BrokerLink,
     ConnectionView,
     EventsView,
+    StatusView,
     TableKey,
     TableView,
 )
@@ -227,7 +228,9 @@ class PitModel:
         # make its good resend look like a duplicate.
         if kind == "status":
             status = parse_status(d)
-            return replace(view, status=status) if self._new_value(key, kind, msg_id) else None
+            if not self._new_value(key, kind, msg_id):
+                return None
+            return _without_left_behind(replace(view, status=status), status)
         if kind == "state":
             state = parse_state(d)
             return replace(view, state=state) if self._new_value(key, kind, msg_id) else None
@@ -241,6 +244,7 @@ class PitModel:
             return replace(view, rounds=(record, *view.rounds)[: self._rounds_kept])
         if kind == "alerts":
             alert, resolved_by = parse_alert(d)
+            alert = replace(alert, instance=view.status.instance if view.status else None)
             if not self._unseen(key, kind, msg_id):
                 return None
             return self._apply_alert(key, view, alert, resolved_by)
@@ -349,3 +353,32 @@ class PitModel:
             out_of_order=out_of_order,
             received=events.received + 1,
         )
+
+
+def _without_left_behind(view: TableView, status: StatusView) -> TableView:
+    """The view without the alerts that an instance left behind when its status went.
+
+    Alerts are not retained and an instance that is gone cannot resolve them
+    (issue: an intruder's DEVICE_OFFLINE alerts stayed on the pit after it
+    exited). An instance's status goes when it says ``online: false`` (its last
+    will or a clean stop), or when another instance's status replaces it.
+    Alerts that came before any status named an instance are kept until one
+    goes offline.
+    """
+    if status.online is False:
+
+        def gone(alert: AlertView) -> bool:
+            return alert.instance == status.instance
+
+    elif status.online and status.instance is not None:
+
+        def gone(alert: AlertView) -> bool:
+            return alert.instance is not None and alert.instance != status.instance
+
+    else:
+        return view
+    return replace(
+        view,
+        open_alerts=tuple(a for a in view.open_alerts if not gone(a)),
+        notices=tuple(a for a in view.notices if not gone(a)),
+    )

@@ -158,6 +158,9 @@ def parse_status(d: Mapping[str, Any]) -> StatusView:
         outbox_depth=_opt_int(outbox, "depth"),
         outbox_oldest_age_s=_opt_num(outbox, "oldest_age_s"),
         ts=opt_str(d, "ts"),
+        instance=opt_ident(d, "instance"),
+        started=opt_str(d, "started"),
+        currency=opt_str(d, "currency"),
     )
 
 

@@ -277,7 +277,8 @@ def _detail(view: TableView) -> Panel:
         lines.append(
             Text(
                 f"rules {status.rules or '?'} · {status.decks or '?'} decks · "
-                f"{status.positions or '?'} positions · version {status.version or '?'}",
+                f"{status.positions or '?'} positions · version {status.version or '?'}"
+                + (f" · amounts in {status.currency}" if status.currency else ""),
                 style="dim",
             )
         )

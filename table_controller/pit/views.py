@@ -53,6 +53,9 @@ class StatusView:
     outbox_depth: int | None
     outbox_oldest_age_s: float | None
     ts: str | None
+    instance: str | None = None  # the table's process (MQTT.md: one controller per table)
+    started: str | None = None
+    currency: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,9 @@ class AlertView:
     position: int | None
     spot: str | None
     ts: str | None
+    # The table's process (`status` `instance`) when the alert arrived: its alerts go
+    # when its status does (offline, or replaced by another instance).
+    instance: str | None = None
 
     @property
     def critical(self) -> bool:
