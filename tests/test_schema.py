@@ -20,6 +20,8 @@ from table_controller.feed.payloads import (
     RFC3339_PATTERN,
     SCHEMA_NAMES,
     TOPIC_RULES,
+    AlertCode,
+    ResolvedBy,
     Topic,
     TopicRule,
     parse_payload,
@@ -38,10 +40,10 @@ def test_the_shipped_documents_are_current(tmp_path: Path) -> None:
         for p in [*DOCS.glob("schemas/*"), DOCS / "asyncapi.yaml"]
         if p.is_file()
     )
-    assert shipped == generated, "run `make schema` and commit docs/"
+    assert shipped == generated, "run `table-controller schema --out docs` and commit docs/"
     for rel in generated:
         assert (DOCS / rel).read_bytes() == (tmp_path / rel).read_bytes(), (
-            f"docs/{rel} is stale: run `make schema`"
+            f"docs/{rel} is stale: run `table-controller schema --out docs`"
         )
 
 
@@ -218,3 +220,39 @@ def _resolve(doc: dict[str, Any], ref: str) -> Any:
     for part in ref[2:].split("/"):
         node = node[part]
     return node
+
+
+FEED_MD = DOCS / "feed.md"
+
+
+def _field_names(node: Any) -> set[str]:
+    return {name for _, obj in _objects(node) for name in obj["properties"]}
+
+
+def test_feed_md_explains_every_field_alert_code_and_resolution() -> None:
+    text = FEED_MD.read_text(encoding="utf-8")
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    spans = re.findall(r"`([^`]+)`", prose)
+    named = set(spans) | {word for span in spans for word in re.findall(r"\w+", span)}
+    fields = set().union(
+        *(
+            _field_names({k: v for k, v in s.items() if k != "examples"})
+            for s in _schemas().values()
+        )
+    )
+    assert sorted(fields - named) == []
+    assert sorted({c.value for c in AlertCode} - named) == []
+    assert sorted({r.value for r in ResolvedBy} - named) == []
+    assert sorted(set(SCHEMA_NAMES) - named) == []
+    # Every code has its own row in the table of alert codes.
+    rows = set(re.findall(r"^\| `([A-Z_]+)` \| (?:critical|warning|info)", text, re.MULTILINE))
+    assert rows == {c.value for c in AlertCode}
+
+
+@pytest.mark.parametrize("page", ["feed.md", "rules.md", "odds.md"])
+def test_the_feed_and_rules_pages_link_only_inside_the_repository(page: str) -> None:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert "shared/" not in text
+    for target in re.findall(r"\]\(([^)#]+)\)", text):
+        assert not target.startswith(("http:", "https:")), target
+        assert (DOCS / target).exists(), f"docs/{page} links to {target}, which is not there"
