@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import random
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -679,3 +681,20 @@ def test_bad_prefixes_are_refused(prefix: str) -> None:
 def test_bad_sites_are_refused(site: str) -> None:
     with pytest.raises(PitConfigError, match="--site"):
         PitModel(site=site)
+
+
+def test_the_model_and_the_view_load_nothing_of_the_table_service() -> None:
+    """A pit machine runs no table: its model, parsing and rendering, and the feed's
+    payload models, import nothing of ``table_controller.service`` (checked in a fresh
+    interpreter, so that what other tests imported does not hide an import)."""
+    code = (
+        "import sys\n"
+        "import table_controller.feed.payloads, table_controller.pit.model\n"
+        "import table_controller.pit.render, table_controller.pit.views\n"
+        "print(sorted(m for m in sys.modules if m.startswith('table_controller.service')"
+        " or m in ('sqlite3', 'aiomqtt', 'paho')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.strip() == "[]"

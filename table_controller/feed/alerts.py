@@ -23,6 +23,7 @@ from table_controller.feed.common import (
     Severity,
     Spot,
     Text,
+    schema_field,
 )
 from table_controller.feed.topics import Topic
 
@@ -30,12 +31,9 @@ from table_controller.feed.topics import Topic
 class TableAlert(Payload):
     """`alerts`: one message when an alert is raised, one more when it is resolved."""
 
-    SCHEMA: ClassVar[str] = "table-alert/1"
     TOPIC: ClassVar[Topic] = Topic.ALERTS
 
-    schema_: Literal["table-alert/1"] = Field(
-        default="table-alert/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-alert/1"] = schema_field("table-alert/1")
     feed_seq: FeedSeq | None = Field(default=None, description=FEED_SEQ_TEXT)
     alert: Ident = Field(description="the alert's own id (the same in both messages)")
     code: AlertCode = Field(description="what happened (docs/feed.md explains every code)")
@@ -60,12 +58,9 @@ class TableAlert(Payload):
 class TableStats(Payload):
     """`stats` (retained): counts since the journal began."""
 
-    SCHEMA: ClassVar[str] = "table-stats/1"
     TOPIC: ClassVar[Topic] = Topic.STATS
 
-    schema_: Literal["table-stats/1"] = Field(
-        default="table-stats/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-stats/1"] = schema_field("table-stats/1")
     rounds: Count = Field(description="rounds settled or voided")
     rounds_per_hour: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         description="the pace of play; null before it can be measured"

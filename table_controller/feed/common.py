@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from fractions import Fraction
-from typing import Annotated, ClassVar, Final, TypeAlias
+from typing import Annotated, Any, ClassVar, Final, TypeAlias
 
 from pydantic import (
     AfterValidator,
@@ -34,7 +34,7 @@ from table_controller.engine.state import Role as CardRole
 from table_controller.engine.state import Severity as Severity
 from table_controller.engine.state import Source as CardSource
 from table_controller.engine.state import SpotKind as Spot
-from table_controller.feed.topics import Topic
+from table_controller.feed.topics import TOPIC_RULES, Topic
 
 __all__ = [
     "BURN_ROLES",
@@ -69,6 +69,7 @@ __all__ = [
     "WagerResult",
     "new_id",
     "rfc3339",
+    "schema_field",
     "utc_ms",
 ]
 
@@ -199,10 +200,21 @@ class Part(BaseModel):
 
 
 class Payload(Part):
-    """The envelope every payload carries (MQTT.md)."""
+    """The envelope every payload carries (MQTT.md).
+
+    A payload class names its ``TOPIC``; its ``SCHEMA`` (name/version) is the topic's,
+    from :data:`~table_controller.feed.topics.TOPIC_RULES`.
+    """
 
     SCHEMA: ClassVar[str]
     TOPIC: ClassVar[Topic]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        topic = cls.__dict__.get("TOPIC")
+        if topic is not None:
+            cls.SCHEMA = TOPIC_RULES[topic].schema
 
     schema_: str = Field(alias="schema", description="payload name/version")
     id: Ident = Field(description="unique per message; kept when the message is sent again")
@@ -213,6 +225,11 @@ class Payload(Part):
     def to_json(self) -> bytes:
         """The payload as published: compact JSON, UTF-8."""
         return self.model_dump_json().encode("utf-8")
+
+
+def schema_field(name: str) -> Any:
+    """The ``schema`` member of a payload whose name/version is ``name``."""
+    return Field(default=name, alias="schema", description="payload name/version")
 
 
 def new_id() -> str:

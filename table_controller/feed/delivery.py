@@ -10,7 +10,7 @@ from typing import ClassVar, Final, Literal
 
 from pydantic import Field, model_validator
 
-from table_controller.feed.common import EPOCH_TEXT, Epoch, FeedSeq, Ident, Payload
+from table_controller.feed.common import EPOCH_TEXT, Epoch, FeedSeq, Ident, Payload, schema_field
 from table_controller.feed.topics import Topic
 
 MAX_REPLAY: Final = 10_000
@@ -22,12 +22,9 @@ RECORDER_TEXT: Final = "the recorder's name"
 class TableAck(Payload):
     """`ack` (retained): every message of `epoch` up to `feed_seq` is committed."""
 
-    SCHEMA: ClassVar[str] = "table-ack/1"
     TOPIC: ClassVar[Topic] = Topic.ACK
 
-    schema_: Literal["table-ack/1"] = Field(
-        default="table-ack/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-ack/1"] = schema_field("table-ack/1")
     recorder: Ident = Field(description=RECORDER_TEXT)
     epoch: Epoch = Field(description=EPOCH_TEXT + "; the table's, acknowledged")
     feed_seq: FeedSeq = Field(
@@ -39,12 +36,9 @@ class TableAck(Payload):
 class TableReplay(Payload):
     """`replay`: publish the messages `from_feed_seq`..`to_feed_seq` of `epoch` again."""
 
-    SCHEMA: ClassVar[str] = "table-replay/1"
     TOPIC: ClassVar[Topic] = Topic.REPLAY
 
-    schema_: Literal["table-replay/1"] = Field(
-        default="table-replay/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-replay/1"] = schema_field("table-replay/1")
     recorder: Ident = Field(description=RECORDER_TEXT)
     epoch: Epoch = Field(description=EPOCH_TEXT + "; the table's, asked for")
     from_feed_seq: FeedSeq = Field(description="the first `feed_seq` wanted")

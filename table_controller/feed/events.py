@@ -27,6 +27,7 @@ from table_controller.feed.common import (
     RoundId,
     Severity,
     Text,
+    schema_field,
 )
 from table_controller.feed.topics import Topic
 
@@ -38,12 +39,9 @@ NET_TEXT: Final = (
 
 
 class _EventBase(Payload):
-    SCHEMA: ClassVar[str] = "table-event/1"
     TOPIC: ClassVar[Topic] = Topic.EVENTS
 
-    schema_: Literal["table-event/1"] = Field(
-        default="table-event/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-event/1"] = schema_field("table-event/1")
     seq: Annotated[StrictInt, Field(ge=1)] = Field(
         description="per table and epoch, +1 each event, surviving restarts: a gap is a "
         "missed event"
@@ -153,19 +151,6 @@ class AlertEvent(_EventBase):
         description="null when raised; how it was resolved otherwise (as in `alerts`)"
     )
 
-
-EVENT_MODELS: Final = (
-    ShoeStartedEvent,
-    DealerChangedEvent,
-    BetsClosedEvent,
-    CardEvent,
-    DecisionEvent,
-    RoundSettledEvent,
-    RoundVoidedEvent,
-    ReshuffleDueEvent,
-    SettingsChangedEvent,
-    AlertEvent,
-)
 
 TableEvent: TypeAlias = Annotated[
     ShoeStartedEvent

@@ -57,7 +57,6 @@ from table_controller.feed.common import (
 from table_controller.feed.delivery import MAX_REPLAY, TableAck, TableReplay
 from table_controller.feed.errors import PayloadError
 from table_controller.feed.events import (
-    EVENT_MODELS,
     TABLE_EVENT,
     AlertEvent,
     BetsClosedEvent,
@@ -88,7 +87,6 @@ from table_controller.feed.topics import CONTENT_TYPE, TOPIC_RULES, Topic, Topic
 __all__ = [
     "BURN_ROLES",
     "CONTENT_TYPE",
-    "EVENT_MODELS",
     "MAX_REPLAY",
     "PAYLOAD_MODELS",
     "RFC3339_PATTERN",

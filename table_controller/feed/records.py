@@ -33,6 +33,7 @@ from table_controller.feed.common import (
     Text,
     Timestamp,
     WagerResult,
+    schema_field,
 )
 from table_controller.feed.events import NET_TEXT
 from table_controller.feed.topics import Topic
@@ -101,12 +102,9 @@ class PositionRecord(Part):
 class WarRound(Payload):
     """`rounds`: the full record of one round, enough to rebuild every hand (§(i)(4))."""
 
-    SCHEMA: ClassVar[str] = "war-round/1"
     TOPIC: ClassVar[Topic] = Topic.ROUNDS
 
-    schema_: Literal["war-round/1"] = Field(
-        default="war-round/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["war-round/1"] = schema_field("war-round/1")
     round_id: RoundId = Field(description=ROUND_ID_TEXT)
     shoe_id: Ident | None = Field(description="the shoe the round was dealt from")
     dealer: Ident | None = Field(description="the dealer who dealt it")

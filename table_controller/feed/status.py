@@ -26,6 +26,7 @@ from table_controller.feed.common import (
     Spot,
     Text,
     Timestamp,
+    schema_field,
 )
 from table_controller.feed.topics import Topic
 
@@ -72,12 +73,9 @@ class FeedPosition(Part):
 class TableStatus(Payload):
     """`status` (retained): the table and its devices; `online: false` is the last will."""
 
-    SCHEMA: ClassVar[str] = "table-status/1"
     TOPIC: ClassVar[Topic] = Topic.STATUS
 
-    schema_: Literal["table-status/1"] = Field(
-        default="table-status/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-status/1"] = schema_field("table-status/1")
     online: StrictBool = Field(
         description="false in the retained last will and on a clean shutdown"
     )
@@ -133,12 +131,9 @@ class PositionView(Part):
 class TableState(Payload):
     """`state` (retained): the layout now. Burn cards as a count, never a rank (§(h)(1))."""
 
-    SCHEMA: ClassVar[str] = "table-state/1"
     TOPIC: ClassVar[Topic] = Topic.STATE
 
-    schema_: Literal["table-state/1"] = Field(
-        default="table-state/1", alias="schema", description="payload name/version"
-    )
+    schema_: Literal["table-state/1"] = schema_field("table-state/1")
     phase: Phase = Field(
         description="where the round is: `shuffle_due` (waiting for `SHUFFLED`), `betting`, "
         "`dealing`, `tie_decision` (tied positions choose war or surrender), `war_dealing`"

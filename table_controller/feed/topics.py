@@ -61,12 +61,6 @@ RETAINED_TOPICS: Final[frozenset[Topic]] = frozenset(
 """The table's retained topics (``status``, ``state``, ``stats``): the broker keeps the last
 value of each, and a zero-length retained message clears it."""
 
-FEED_TOPICS: Final[frozenset[Topic]] = frozenset(
-    t for t in TABLE_TOPICS if not TOPIC_RULES[t].retained
-)
-"""The non-retained topics (``events``, ``rounds``, ``alerts``): the messages that carry
-``feed_seq``, one counter across the three (MQTT.md)."""
-
 
 def schema_file(name: str) -> str:
     """A payload's shipped schema file: ``table-status/1`` → ``table-status-1.json``."""
