@@ -217,3 +217,16 @@ def test_the_detail_names_the_tables_currency() -> None:
     assert "amounts in USD" in _text(model)
     model.feed(topic("status"), enc(status(msg_id="older")))
     assert "amounts in" not in _text(model)
+
+
+def test_a_journal_that_cannot_commit_shows_beside_the_devices() -> None:
+    model = PitModel(site=SITE)
+    payload = status(instance="A")
+    payload["journal"] = {"state": "fault", "detail": "disk full"}
+    model.feed(topic("status"), enc(payload))
+    text = _text(model)
+    assert "journal fault" in text
+    assert "journal fault: disk full" in text
+    payload = {**payload, "id": "ok-again", "journal": {"state": "ok", "detail": None}}
+    model.feed(topic("status"), enc(payload))
+    assert "journal" not in _text(model)

@@ -147,6 +147,10 @@ def parse_status(d: Mapping[str, Any]) -> StatusView:
         if not isinstance(dev, dict):
             raise MalformedPayload(f"devices.{name}: expected an object")
         devices.append(DeviceView(clean(name), opt_str(dev, "state"), opt_str(dev, "detail")))
+    journal = _opt_obj(d, "journal")
+    if journal is not None:
+        # Shown beside the devices: a journal that cannot commit stops the table too.
+        devices.append(DeviceView("journal", opt_str(journal, "state"), opt_str(journal, "detail")))
     outbox = _opt_obj(d, "outbox") or {}
     return StatusView(
         online=_opt_bool(d, "online"),
