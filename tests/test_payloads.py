@@ -257,7 +257,7 @@ def test_events_of_every_type_validate_and_unknown_types_fail() -> None:
         "round_settled": {"net": -2500},
         "round_voided": {"reason": "misdeal"},
         "reshuffle_due": {},
-        "settings_changed": {"changed": {"decks": 8, "limits.table_min": 1000}},
+        "settings_changed": {"changed": ["decks"], "settings": {"decks": 8, "rules": "ny"}},
         "alert": alert,
     }
     for seq, (kind, extra) in enumerate(fields.items(), start=1):
@@ -523,7 +523,7 @@ def events(draw: st.DrawFn) -> dict[str, Any]:
         "round_settled": {"net": draw(st.none() | st.integers(-(10**8), 10**8))},
         "round_voided": {"reason": draw(st.none() | st.text(min_size=1, max_size=50))},
         "reshuffle_due": {},
-        "settings_changed": {"changed": {"decks": draw(st.integers(1, 8))}},
+        "settings_changed": {"changed": ["decks"], "settings": {"decks": draw(st.integers(1, 8))}},
         "alert": {
             "alert": "A-9",
             "code": draw(st.sampled_from(list(AlertCode))).value,
@@ -578,3 +578,35 @@ def test_garbage_is_refused_with_a_value_error_only(data: bytes, schema: str | N
         except ValueError:
             continue
         assert isinstance(parsed, Payload)
+
+
+# -- what recorders send -------------------------------------------------------------
+
+
+def _replay(first: int, last: int) -> dict[str, Any]:
+    return {
+        "schema": "table-replay/1",
+        "table": "war-07",
+        "site": "main-floor",
+        "ts": "2025-03-01T20:16:30.004Z",
+        "recorder": "recorder-1",
+        "epoch": "e-1",
+        "from_feed_seq": first,
+        "to_feed_seq": last,
+    }
+
+
+def test_a_replay_asks_for_at_most_ten_thousand_messages_both_ends_included() -> None:
+    assert parse_payload(_replay(1, 10_000)).model_dump()["to_feed_seq"] == 10_000
+    assert parse_payload(_replay(7, 7)).model_dump()["id"] is None  # no id needed
+    for first, last in ((1, 10_001), (8, 7), (0, 5)):
+        with pytest.raises(ValidationError):
+            parse_payload(_replay(first, last))
+
+
+def test_an_ack_names_its_recorder_epoch_and_feed_seq() -> None:
+    ack = {**_replay(1, 1), "schema": "table-ack/1", "feed_seq": 5120}
+    del ack["from_feed_seq"], ack["to_feed_seq"]
+    assert parse_payload(ack).model_dump()["feed_seq"] == 5120
+    with pytest.raises(ValidationError):
+        parse_payload({**ack, "feed_seq": 0})

@@ -17,6 +17,7 @@ MAX_REPLAY: Final = 10_000
 """At most this many messages per replay request, both ends included (MQTT.md)."""
 
 RECORDER_TEXT: Final = "the recorder's name"
+ID_TEXT: Final = "the message's id, if the recorder gives one: the table needs none"
 
 
 class TableAck(Payload):
@@ -25,6 +26,7 @@ class TableAck(Payload):
     TOPIC: ClassVar[Topic] = Topic.ACK
 
     schema_: Literal["table-ack/1"] = schema_field("table-ack/1")
+    id: Ident | None = Field(default=None, description=ID_TEXT)  # type: ignore[assignment]
     recorder: Ident = Field(description=RECORDER_TEXT)
     epoch: Epoch = Field(description=EPOCH_TEXT + "; the table's, acknowledged")
     feed_seq: FeedSeq = Field(
@@ -39,6 +41,7 @@ class TableReplay(Payload):
     TOPIC: ClassVar[Topic] = Topic.REPLAY
 
     schema_: Literal["table-replay/1"] = schema_field("table-replay/1")
+    id: Ident | None = Field(default=None, description=ID_TEXT)  # type: ignore[assignment]
     recorder: Ident = Field(description=RECORDER_TEXT)
     epoch: Epoch = Field(description=EPOCH_TEXT + "; the table's, asked for")
     from_feed_seq: FeedSeq = Field(description="the first `feed_seq` wanted")

@@ -128,13 +128,16 @@ class ReshuffleDueEvent(_EventBase):
 
 
 class SettingsChangedEvent(_EventBase):
-    """The table started with game settings other than those its journal last ran with."""
+    """The table's game settings changed (rules, decks, positions, limits), between shoes."""
 
     type: Literal["settings_changed"] = Field(description="the event's kind")
-    changed: dict[str, JsonValue] = Field(
-        default_factory=dict,
-        description="each setting that changed, by its config key (`rules`, `decks`, "
-        "`positions`, `currency`, `limits.*`, `profile.*`), mapped to its new value",
+    changed: list[Ident] = Field(
+        default_factory=list,
+        description="the config keys that changed (`rules`, `decks`, `positions`, "
+        "`limits.*`, `profile.*`)",
+    )
+    settings: dict[str, JsonValue] = Field(
+        default_factory=dict, description="the game settings now in force, by config key"
     )
 
 
