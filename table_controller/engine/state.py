@@ -109,6 +109,13 @@ class AlertCode(StrEnum):
     WAR_WAGER_MISMATCH = "WAR_WAGER_MISMATCH"
     WAGER_OUT_OF_LIMITS = "WAGER_OUT_OF_LIMITS"
     BROKER_REFUSED = "BROKER_REFUSED"
+    WAGER_UNVERIFIED = "WAGER_UNVERIFIED"
+    SHOE_FAULT = "SHOE_FAULT"
+    NO_MORE_BETS_MISSING = "NO_MORE_BETS_MISSING"
+    # Raised by the service, not the engine (GAME.md, MQTT.md).
+    JOURNAL_FAULT = "JOURNAL_FAULT"
+    REPLAY_UNAVAILABLE = "REPLAY_UNAVAILABLE"
+    IDENTITY_CONFLICT = "IDENTITY_CONFLICT"
 
 
 class ResolvedBy(StrEnum):
@@ -116,6 +123,8 @@ class ResolvedBy(StrEnum):
     CARD = "CARD"
     VOID_ROUND = "VOID_ROUND"
     DEVICE_ONLINE = "DEVICE_ONLINE"
+    SNAPSHOT = "SNAPSHOT"  # a sensor snapshot showed the latched amount again
+    JOURNAL = "JOURNAL"  # the service's JOURNAL_FAULT (GAME.md)
 
 
 @dataclass(frozen=True, slots=True)
