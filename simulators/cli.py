@@ -1,10 +1,14 @@
 """``table-controller sim shoe|console|sensors``: one simulated device for a test rig.
 
 The shoe and the console are served on ``--listen HOST:PORT`` (the driver opens
-``socket://HOST:PORT``) or on a pty (``--pty``; the driver opens the path
-printed). The first line on stdout is the URL to open. Lines on stdin act on
-the device (``help`` lists them), so a rig, or a person at a terminal, can
-deal cards and press buttons:
+``socket://HOST:PORT``), on a pty (``--pty``; the driver opens the path
+printed), or on a serial line the simulator opens itself (``--port URL``, any
+pyserial URL or device path, with ``--baud``, ``--bytesize``, ``--parity`` and
+``--stopbits``): the far end of a rig's cable to a table PC. The first line
+on stdout is the URL to open (the port itself with ``--port``); losing and
+finding the line again is logged on stderr. Lines on stdin act on the device
+(``help`` lists them), so a rig, or a person at a terminal, can deal cards and
+press buttons:
 
     shoe:     draw [CARD] | misread | drop | door | jam | fault | ok | hang | resume
               | power | unplug | shuffle
@@ -20,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib
+import logging
 import signal
 import sys
 import threading
@@ -29,8 +34,10 @@ from typing import Any
 from drivers.console.frames import ConsoleAction
 from drivers.lineframe.cards import Card
 from drivers.shoe.frames import ShoeCondition
+from drivers.transport import DEFAULT_BAUDRATE
 from simulators.console import ConsoleSimulator
-from simulators.serve import SimulatedLineDevice
+from simulators.port import BYTESIZES, PARITIES, STOPBITS, LineSettingsError
+from simulators.serve import SimulatedLineDevice, serve_on_port
 from simulators.shoe import ShoeEmptyError, ShoeFaults, ShoeSimulator
 
 DEVICES = ("shoe", "console", "sensors")
@@ -49,6 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     device: str = args.device
+    # Losing and finding the line again is news for whoever watches the rig: stderr.
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     if device == "sensors":
         module = importlib.import_module("simulators.sensors")
         parser = argparse.ArgumentParser(prog="table-controller sim sensors")
@@ -71,6 +80,25 @@ def _add_common(parser: argparse.ArgumentParser, device: str) -> None:
         help="TCP address to serve on (default %(default)s; port 0 picks a free one)",
     )
     where.add_argument("--pty", action="store_true", help="serve on a pty instead of TCP")
+    where.add_argument(
+        "--port",
+        metavar="URL",
+        help="speak on this serial line instead: a device path (/dev/ttyUSB1) or any pyserial"
+        " URL (rfc2217://HOST:PORT, socket://HOST:PORT); reopened whenever it comes back",
+    )
+    line = parser.add_argument_group("line settings (with --port)")
+    line.add_argument(
+        "--baud", type=int, default=DEFAULT_BAUDRATE, help="bits per second (default %(default)s)"
+    )
+    line.add_argument(
+        "--bytesize", type=int, default=8, choices=BYTESIZES, help="data bits (default 8)"
+    )
+    line.add_argument(
+        "--parity", default="N", choices=PARITIES, type=str.upper, help="parity (default N)"
+    )
+    line.add_argument(
+        "--stopbits", type=float, default=1, choices=STOPBITS, help="stop bits (default 1)"
+    )
     parser.add_argument(
         "--heartbeat",
         type=float,
@@ -140,7 +168,20 @@ async def _serve(device: str, options: argparse.Namespace) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with _make(device, options) as sim:
-        if options.pty:
+        if options.port is not None:
+            try:
+                endpoint = await serve_on_port(
+                    sim,
+                    options.port,
+                    baudrate=options.baud,
+                    bytesize=options.bytesize,
+                    parity=options.parity,
+                    stopbits=options.stopbits,
+                )
+            except LineSettingsError as exc:
+                raise SystemExit(f"table-controller sim {device}: {exc}") from exc
+            url = endpoint.url or options.port
+        elif options.pty:
             url = await sim.serve_pty()
         else:
             url = await sim.serve_tcp(*_parse_listen(options.listen))

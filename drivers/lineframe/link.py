@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
+from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S, backoff_delay
 from drivers.lineframe.codec import DecoderStats, LineDecoder, LineFrame
 from drivers.lineframe.session import LinkProtocol, Step
 from drivers.transport import DEFAULT_BAUDRATE, SerialTransport, TransportError
@@ -31,11 +32,6 @@ from drivers.transport import DEFAULT_BAUDRATE, SerialTransport, TransportError
 F = TypeVar("F", bound=LineFrame)
 C = TypeVar("C", bound=LineFrame)
 E = TypeVar("E")
-
-BACKOFF_INITIAL_S = 0.1
-BACKOFF_CAP_S = 2.0
-"""Reconnect delays double from the initial one up to this cap; a device that returns is
-found within the cap (well inside the 5 s a replugged device has to recover)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,22 +44,6 @@ class _Failure:
     """The link stopped on an error no reconnect mends (a URL pyserial cannot open)."""
 
     error: BaseException
-
-
-def backoff_delay(
-    attempt: int,
-    *,
-    initial_s: float = BACKOFF_INITIAL_S,
-    cap_s: float = BACKOFF_CAP_S,
-    rng: random.Random | None = None,
-) -> float:
-    """Delay before reconnect ``attempt`` (0-based): doubling, capped, jittered to 50–100 %.
-
-    Jitter keeps many tables that lost the same network from reconnecting in step.
-    """
-    base = min(cap_s, initial_s * 2.0 ** min(attempt, 32))
-    jitter: float = (rng or random).uniform(0.5, 1.0)
-    return base * jitter
 
 
 class LineLink(Generic[F, C, E]):
