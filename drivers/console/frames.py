@@ -46,19 +46,22 @@ class ConsoleAction(StrEnum):
     NO_MORE_BETS = "NO_MORE_BETS"
     SURRENDER = "SURRENDER"
     WAR = "WAR"
+    SKIP = "SKIP"
+    """§(h)(3)(iii): one position is left out of the deal (its cards were not dealt to it)."""
     CARD = "CARD"
     CONFIRM = "CONFIRM"
     VOID_ROUND = "VOID_ROUND"
 
     @property
     def takes_arg(self) -> bool:
-        """``DEALER,<id>``, ``SURRENDER,<pos>``, ``WAR,<pos>`` and ``CARD,<card>`` carry one."""
+        """``DEALER,<id>``, ``SURRENDER,<pos>``, ``WAR,<pos>``, ``SKIP,<pos>`` and
+        ``CARD,<card>`` carry one."""
         return self in _ACTIONS_WITH_ARG
 
 
-_ACTIONS_WITH_ARG = frozenset(
-    {ConsoleAction.DEALER, ConsoleAction.SURRENDER, ConsoleAction.WAR, ConsoleAction.CARD}
-)
+_POSITION_ACTIONS = frozenset({ConsoleAction.SURRENDER, ConsoleAction.WAR, ConsoleAction.SKIP})
+"""The actions whose argument names a position of the table."""
+_ACTIONS_WITH_ARG = _POSITION_ACTIONS | {ConsoleAction.DEALER, ConsoleAction.CARD}
 
 
 class NakReason(StrEnum):
@@ -68,6 +71,11 @@ class NakReason(StrEnum):
     NO_WAR_WAGER = "NO_WAR_WAGER"
     BAD_POSITION = "BAD_POSITION"
     BAD_CARD = "BAD_CARD"
+    DEVICE_OFFLINE = "DEVICE_OFFLINE"
+    """A device the press needs is offline (``NO_MORE_BETS`` with the sensor board away
+    would latch a stale snapshot)."""
+    JOURNAL_FAULT = "JOURNAL_FAULT"
+    """The press could not be journaled, so it was not acted on."""
 
 
 _REASON = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -130,8 +138,9 @@ class ButtonFrame(LineFrame):
 
 
 def press_position(action: ConsoleAction | str, arg: str | None) -> int | None:
-    """The position a ``SURRENDER``/``WAR`` press names, None if its argument is no number."""
-    if action not in (ConsoleAction.SURRENDER, ConsoleAction.WAR) or arg is None:
+    """The position a ``SURRENDER``/``WAR``/``SKIP`` press names, None if its argument is no
+    number."""
+    if action not in _POSITION_ACTIONS or arg is None:
         return None
     return int(arg) if arg.isascii() and arg.isdigit() and len(arg) <= 3 else None
 

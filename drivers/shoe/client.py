@@ -69,3 +69,8 @@ class ShoeClient(LineClient[ShoeReport, ShoeCommand, ShoeEvent]):
     def last_n(self) -> int:
         """The last read number handed on (journal it to resume after a restart)."""
         return self.protocol.taken
+
+    @property
+    def corrupt_frames(self) -> int:
+        """Frames dropped as implausible: a good checksum on impossible numbers (DEVICES.md)."""
+        return self.protocol.corrupt
