@@ -31,7 +31,7 @@ from typing import Any, Self
 
 import serial
 
-from drivers.errors import DeviceError, DeviceLinkError, DeviceTimeout, TransportError
+from drivers.errors import TransportError
 
 TRACE = 5
 """Log level of raw bytes, below DEBUG (STYLE.md: raw bytes only at a trace level)."""
@@ -46,14 +46,6 @@ MAX_INFLIGHT_CHUNKS = 16
 CLOSE_TIMEOUT_S = 10.0
 """Bound on waiting for the port thread to finish (an in-progress TCP connect can take
 pyserial's 5 s connect timeout)."""
-
-
-__all__ = [
-    "DeviceError",
-    "DeviceLinkError",
-    "DeviceTimeout",
-    "TransportError",
-]
 
 
 def _set_result(fut: asyncio.Future[None]) -> None:
@@ -108,10 +100,6 @@ class SerialTransport:
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
-
-    @property
-    def is_open(self) -> bool:
-        return self._port is not None and self._failure is None and not self._stop.is_set()
 
     async def open(self) -> None:
         """Open the port on its thread; TransportError if it cannot be opened now.

@@ -111,3 +111,13 @@ class TcpEndpoint(Endpoint):
         if conn is self._conn:
             self._conn = None
             self._line.left()
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6; port 0 picks a free one); ValueError naming
+    the option otherwise."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 0xFFFF:
+        raise ValueError(f"--listen wants HOST:PORT, not {text!r}")
+    return host, int(port)

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Self
 
+from drivers.errors import FrameError
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import (
     MAX_BODY_BYTES,
     CountFrame,
-    FrameError,
     LineFrame,
     check_token,
     expect_fields,
@@ -53,15 +53,24 @@ class ConsoleAction(StrEnum):
     VOID_ROUND = "VOID_ROUND"
 
     @property
+    def arg_name(self) -> str | None:
+        """What the action's argument is, as the console's help writes it (None: no argument)."""
+        return _ARG_NAMES.get(self)
+
+    @property
     def takes_arg(self) -> bool:
         """``DEALER,<id>``, ``SURRENDER,<pos>``, ``WAR,<pos>``, ``SKIP,<pos>`` and
         ``CARD,<card>`` carry one."""
-        return self in _ACTIONS_WITH_ARG
+        return self in _ARG_NAMES
 
 
 _POSITION_ACTIONS = frozenset({ConsoleAction.SURRENDER, ConsoleAction.WAR, ConsoleAction.SKIP})
 """The actions whose argument names a position of the table."""
-_ACTIONS_WITH_ARG = _POSITION_ACTIONS | {ConsoleAction.DEALER, ConsoleAction.CARD}
+_ARG_NAMES = {
+    **dict.fromkeys(_POSITION_ACTIONS, "POSITION"),
+    ConsoleAction.DEALER: "DEALER_ID",
+    ConsoleAction.CARD: "CARD",
+}
 
 
 class NakReason(StrEnum):

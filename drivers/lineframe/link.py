@@ -25,9 +25,10 @@ from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S, backoff_delay
+from drivers.errors import TransportError
 from drivers.lineframe.codec import DecoderStats, LineDecoder, LineFrame
 from drivers.lineframe.session import LinkProtocol, Step
-from drivers.transport import DEFAULT_BAUDRATE, SerialTransport, TransportError
+from drivers.transport import DEFAULT_BAUDRATE, SerialTransport
 
 F = TypeVar("F", bound=LineFrame)
 C = TypeVar("C", bound=LineFrame)

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.console import frames as f
+from drivers.errors import FrameError
 from drivers.lineframe.cards import Card
-from drivers.lineframe.codec import FrameError, LineDecoder, checksum
+from drivers.lineframe.codec import LineDecoder, checksum
 
 tokens = st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, exclude_characters="$*,"),

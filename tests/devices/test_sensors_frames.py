@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.sensors.errors import BadReport
+from drivers.errors import BadReport
 from drivers.sensors.frames import (
     MAX_VALUES_PER_REPORT,
     SPOT_BITS,
