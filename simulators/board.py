@@ -34,10 +34,9 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Self
 
 from drivers.errors import BadMessage, BadReport
+from drivers.lifecycle import AsyncResource
 from drivers.sensors.frames import (
     parse_out_report,
 )
@@ -85,7 +84,7 @@ class BoardStats:
     bad_messages: int = 0
 
 
-class SimulatedBoard:
+class SimulatedBoard(AsyncResource):
     """A bet-sensor board reachable at :attr:`url` (``simusb://127.0.0.1:PORT``).
 
     Every method runs on the event loop's thread.
@@ -169,25 +168,18 @@ class SimulatedBoard:
 
     # ------------------------------------------------------------- lifecycle
 
+    async def open(self) -> None:
+        """Listen and start the heartbeats (``async with`` does this)."""
+        await self.start()
+
     async def start(self) -> None:
+        """Listen and start the heartbeats."""
         if self._heartbeat is not None:
             raise RuntimeError("board already started")
         await self._listen()
         self._heartbeat = asyncio.create_task(
             self._heartbeats(), name=f"sim-sensors-heartbeat:{self._port}"
         )
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         await self.unplug()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, TypeVar
 
 from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S
+from drivers.lifecycle import AsyncResource
 from drivers.lineframe.codec import LineDecoder, LineFrame
 from drivers.transport import DEFAULT_BAUDRATE
 from simulators.port import LineSettings, LineSettingsError, PortEndpoint
@@ -31,7 +31,7 @@ __all__ = [
 C = TypeVar("C", bound=LineFrame)
 
 
-class SimulatedLineDevice(Generic[C]):
+class SimulatedLineDevice(AsyncResource, Generic[C]):
     """What every line-framed simulator shares: a server, a command decoder, heartbeats.
 
     Subclasses implement :meth:`heartbeat`, :meth:`on_command` and
@@ -70,9 +70,6 @@ class SimulatedLineDevice(Generic[C]):
 
     def on_connect(self) -> None:
         """A controller connected."""
-
-    def on_disconnect(self) -> None:
-        """The controller left."""
 
     def send_frame(self, frame: LineFrame) -> bool:
         """Send one frame; False if it was not sent (hung, or nobody connected)."""
@@ -129,20 +126,15 @@ class SimulatedLineDevice(Generic[C]):
         """Unplug: stop serving; the device keeps its state and may be served again."""
         await self.server.stop()
 
+    async def open(self) -> None:
+        """Nothing to open: serving begins with ``serve_tcp``/``serve_pty``/``serve_on_port``."""
+
     async def close(self) -> None:
         task, self._heartbeat_task = self._heartbeat_task, None
         if task is not None:
             task.cancel()
             await asyncio.wait([task])
         await self.server.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     def _start_heartbeats(self) -> None:
         if self._heartbeat_task is None:
@@ -169,7 +161,7 @@ class SimulatedLineDevice(Generic[C]):
                 observer(command)
 
     def connection_lost(self) -> None:
-        self.on_disconnect()
+        """The controller left: a device keeps its state for the next one."""
 
 
 async def serve_on_port(

@@ -21,11 +21,11 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S, backoff_delay
 from drivers.errors import TransportError
+from drivers.lifecycle import AsyncResource
 from drivers.lineframe.codec import DecoderStats, LineDecoder, LineFrame
 from drivers.lineframe.session import LinkProtocol, Step
 from drivers.transport import DEFAULT_BAUDRATE, SerialTransport
@@ -229,7 +229,7 @@ class LineLink(Generic[F, C, E]):
         self._events.put_nowait(self._offline_event(reason))
 
 
-class LineClient(Generic[F, C, E]):
+class LineClient(AsyncResource, Generic[F, C, E]):
     """What every line device client is around its link: an async context manager and an
     async iterator of the device's events. Reusable after ``close()``, not re-entrant.
 
@@ -261,15 +261,6 @@ class LineClient(Generic[F, C, E]):
 
     async def close(self) -> None:
         await self._link.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     def __aiter__(self) -> Self:
         return self

@@ -36,10 +36,10 @@ import concurrent.futures
 import random
 import threading
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Self
 
 from drivers.errors import BackendUnavailable
+from drivers.lifecycle import AsyncResource
 from drivers.sensors.frames import SPOT_BITS, SPOT_MASK
 from drivers.sensors.protocol import BoardOffline, BoardOnline, SensorEvent, SpotsSnapshot
 from drivers.sensors.simusb import SimUsbBackend
@@ -74,7 +74,7 @@ class SensorLinkStats:
     skipped_lines: int
 
 
-class SensorBoardClient:
+class SensorBoardClient(AsyncResource):
     """Driver of one bet-sensor board. Reusable, not re-entrant."""
 
     def __init__(
@@ -159,7 +159,8 @@ class SensorBoardClient:
             skipped_lines=skipped,
         )
 
-    async def __aenter__(self) -> Self:
+    async def open(self) -> None:
+        """Start the worker thread: it finds the board and reports (``async with`` does this)."""
         if self._running or self._thread is not None:
             raise RuntimeError("SensorBoardClient is already open")
         self._backend = self._make_backend()
@@ -186,15 +187,6 @@ class SensorBoardClient:
             target=self._worker.main, name=f"sensor-board {self.url}", daemon=True
         )
         self._thread.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         """Stop the worker, release the device and end iteration."""

@@ -35,6 +35,17 @@ from drivers.sensors.simusb.wire import (
 # -------------------------------------------------------------------------- session
 
 
+def _slice(deadline: float | None) -> float:
+    """How long the next blocking wait may be: a poll slice, less if ``deadline`` (monotonic;
+    None: none) is nearer; libusb's timeout error once it has passed."""
+    if deadline is None:
+        return POLL_SLICE_S
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise usb_error(LIBUSB_ERROR_TIMEOUT)
+    return min(POLL_SLICE_S, remaining)
+
+
 @dataclass(slots=True)
 class SimUsbStats:
     """What the backend skipped; counters only grow."""
@@ -86,12 +97,7 @@ class Session:
         while True:
             if not self._alive:
                 raise usb_error(LIBUSB_ERROR_NO_DEVICE)
-            wait = POLL_SLICE_S
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise usb_error(LIBUSB_ERROR_TIMEOUT)
-                wait = min(wait, remaining)
+            wait = _slice(deadline)
             try:
                 readable, _, _ = select.select([self.sock], [], [], wait)
                 if not readable:
@@ -156,12 +162,7 @@ class Session:
                 self._tx_broken_line = bool(view) and len(view) < len(line)
                 if not view:
                     break
-                wait = POLL_SLICE_S
-                if deadline is not None:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise usb_error(LIBUSB_ERROR_TIMEOUT)
-                    wait = min(wait, remaining)
+                wait = _slice(deadline)
                 try:
                     select.select([], [self.sock], [], wait)
                 except (OSError, ValueError) as exc:
