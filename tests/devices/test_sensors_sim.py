@@ -12,12 +12,14 @@ import pytest
 
 from drivers.sensors import BoardOffline, BoardOnline, SensorBoardClient, SpotsSnapshot
 from simulators.sensors import (
+    COMMANDS_HELP,
     SimulatedBoard,
     add_arguments,
     board_from_args,
     describe,
     run_command,
 )
+from simulators.stdin import obey
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 10.0
@@ -207,3 +209,23 @@ async def test_a_fault_names_its_spot() -> None:
 def test_the_spot_option_takes_names_and_amounts() -> None:
     args = parse(["--spot", "1:initial:25.00", "--spot", "2:tie"])
     assert args.spot == [(1, 0, 2500), (2, 1, 100)]
+
+
+async def test_help_lists_the_commands_and_is_no_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 18: `help` printed as an `error` line, and the spot names only under --help.
+    async with SimulatedBoard() as board:
+
+        async def act(words: list[str]) -> str:
+            return await run_command(board, words)
+
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        for line in ("help", "spot 1 initial 25.00", "dance", "quit"):
+            lines.put_nowait(line)
+        stop = asyncio.Event()
+        await obey(act, COMMANDS_HELP, lines, stop)
+        assert stop.is_set()
+    out = capsys.readouterr().out.splitlines()
+    assert out[: len(COMMANDS_HELP.splitlines())] == COMMANDS_HELP.splitlines()
+    assert "initial (0), tie (1), war (2)" in COMMANDS_HELP
+    assert out[-2].startswith("seq 1 spots P1/initial=25.00")
+    assert out[-1] == "error unknown command 'dance'; 'help' lists them"
