@@ -32,7 +32,8 @@ from typing import Any
 from drivers.transport import DEFAULT_BAUDRATE
 from simulators.commands import console_commands, shoe_commands
 from simulators.console import ConsoleSimulator
-from simulators.port import BYTESIZES, PARITIES, STOPBITS, LineSettingsError
+from simulators.errors import LineSettingsError
+from simulators.port import BYTESIZES, PARITIES, STOPBITS
 from simulators.serve import serve_on_port
 from simulators.shoe import ShoeFaults, ShoeSimulator
 from simulators.stdin import obey, read_lines, say

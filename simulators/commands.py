@@ -15,8 +15,9 @@ from drivers.console.frames import ConsoleAction
 from drivers.lineframe.cards import Card
 from drivers.shoe.frames import ShoeCondition
 from simulators.console import ConsoleSimulator
+from simulators.errors import ShoeEmptyError
 from simulators.serve import SimulatedLineDevice
-from simulators.shoe import ShoeEmptyError, ShoeSimulator, SimulatedRead
+from simulators.shoe import ShoeSimulator, SimulatedRead
 
 Act = Callable[[list[str]], Awaitable[str]]
 

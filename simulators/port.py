@@ -24,6 +24,7 @@ from typing import Any
 from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S, backoff_delay
 from drivers.errors import TransportError
 from drivers.transport import DEFAULT_BAUDRATE, SerialTransport
+from simulators.errors import LineSettingsError
 from simulators.line import Endpoint, Line
 
 log = logging.getLogger("simulators")
@@ -35,10 +36,6 @@ STOPBITS = (1, 1.5, 2)
 PORT_WRITE_TIMEOUT_S = 0.05
 """A write waits at most this long for a line nobody reads (a cable with no table at the
 far end); what does not fit is dropped and counted, as bytes on a dead line are."""
-
-
-class LineSettingsError(ValueError):
-    """Line settings or a port URL that can never be opened: fix the command line."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S
 from drivers.lifecycle import AsyncResource
 from drivers.lineframe.codec import LineDecoder, LineFrame
 from drivers.transport import DEFAULT_BAUDRATE
-from simulators.port import LineSettings, LineSettingsError, PortEndpoint
+from simulators.errors import LineSettingsError
+from simulators.port import LineSettings, PortEndpoint
 from simulators.server import DeviceServer
 
 __all__ = [
