@@ -212,3 +212,26 @@ async def test_sim_console_port_is_driven_from_stdin(cable: SocatCable) -> None:
         if proc.returncode is None:
             proc.terminate()
         await proc.communicate()
+
+
+async def test_disconnect_reopens_and_unplug_lasts_until_replug_on_a_port(
+    cable: SocatCable,
+) -> None:
+    async with ShoeSimulator(seed=6, heartbeat_s=FAST_HEARTBEAT_S) as sim:
+        endpoint = await serve_on_port(sim, cable.rig_end, reopen_initial_s=0.02)
+        async with ShoeClient(cable.table_end, backoff_cap_s=0.1, heartbeat_timeout_s=0.5) as shoe:
+            await first_of(shoe, ShoeOnline)
+            sim.disconnect()  # a cable pulled and put back at once
+            async with asyncio.timeout(STEP_BOUND_S):
+                await endpoint.wait_opens(2)
+            await sim.stop_serving()  # pulled, and left out
+            assert not endpoint.connected
+            assert not sim.connected
+            await first_of(shoe, ShoeOffline)  # silent: the table sees it gone
+            assert endpoint.opens == 2
+            assert await sim.replug() == cable.rig_end
+            assert endpoint.connected
+            assert endpoint.opens == 3
+            await first_of(shoe, ShoeOnline)
+            sim.draw(Card.parse("2C"))
+            assert await first_of(shoe, CardDrawn) == CardDrawn(1, Card.parse("2C"))
