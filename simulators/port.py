@@ -178,6 +178,12 @@ class PortEndpoint(Endpoint):
         closing, self._closing = self._closing, None
         if closing is not None:
             await closing
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            # Opened by start(), but the serving task was cancelled before it began.
+            self._opened.clear()
+            self._line.left()
+            await transport.close()
 
     def _transport_for(self) -> SerialTransport:
         return SerialTransport(

@@ -235,3 +235,11 @@ async def test_disconnect_reopens_and_unplug_lasts_until_replug_on_a_port(
             await first_of(shoe, ShoeOnline)
             sim.draw(Card.parse("2C"))
             assert await first_of(shoe, CardDrawn) == CardDrawn(1, Card.parse("2C"))
+
+
+async def test_a_port_closed_at_once_after_serving_leaves_nothing_open(cable: SocatCable) -> None:
+    sim = ShoeSimulator(seed=7)
+    endpoint = await serve_on_port(sim, cable.rig_end)
+    assert endpoint.connected
+    await sim.close()  # the leak guard checks that the port and its thread are gone
+    assert not endpoint.connected
