@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import threading
 from collections import deque
 from typing import Any
@@ -56,6 +57,18 @@ def _set_result(fut: asyncio.Future[None]) -> None:
 def _set_exception(fut: asyncio.Future[None], exc: BaseException) -> None:
     if not fut.done():
         fut.set_exception(exc)
+
+
+def _close_port(port: Any) -> None:
+    """Close a pyserial port, and its socket for ``socket://``: pyserial's close skips the
+    socket's own close when shutting a reset connection down fails, leaving the
+    descriptor to the garbage collector."""
+    sock = getattr(port, "_socket", None)
+    with contextlib.suppress(Exception):
+        port.close()
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.close()
 
 
 class SerialTransport(AsyncResource):
@@ -191,8 +204,7 @@ class SerialTransport(AsyncResource):
             finally:
                 with self._lock:
                     self._port = None
-                    with contextlib.suppress(Exception):
-                        port.close()
+                    _close_port(port)
         finally:
             self._call(loop, _set_result, closed)
 
