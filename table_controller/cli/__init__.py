@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("simulators.cli", "run one simulated device for a test rig"),
     "demo": ("table_controller.rigs.demo", "a whole simulated table with a broker and a pit view"),
     "scenario": ("table_controller.rigs.scenario", "run scenario files against the controller"),
+    "users": ("table_controller.cli.users", "read-only logins of the web pit display"),
 }
 
 
