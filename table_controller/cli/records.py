@@ -107,8 +107,8 @@ def _write(rows: list[dict[str, Any]], as_csv: bool) -> None:
     cells = [[_cell(r.get(c)) for c in shown] for r in rows]
     widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(shown)]
     print("  ".join(c.ljust(w) for c, w in zip(shown, widths, strict=True)))
-    for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+    for line in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)))
 
 
 def run(args: argparse.Namespace) -> int:
