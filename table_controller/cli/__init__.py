@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("simulators.cli", "run one simulated device for a test rig"),
     "demo": ("table_controller.rigs.demo", "a whole simulated table with a broker and a pit view"),
     "scenario": ("table_controller.rigs.scenario", "run scenario files against the controller"),
+    "recorder": ("table_controller.cli.recorder", "store every table's feed in a database"),
+    "records": ("table_controller.cli.records", "read the recorder's database: rounds, report"),
     "users": ("table_controller.cli.users", "read-only logins of the web pit display"),
 }
 
