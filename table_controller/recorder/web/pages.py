@@ -87,8 +87,8 @@ class Pages:
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         entries = await self.data.tables(site)
         today = await self.data.report(site=site, start=midnight, end=now)
-        win = {(r.get("site"), r.get("table")): r.get("win") for r in today.get("tables", ())}
-        tiles = [views.tile(e, win.get((e.get("site"), e.get("table")))) for e in entries]
+        rows = {(r.get("site"), r.get("table")): r for r in today.get("tables", ())}
+        tiles = [views.tile(e, rows.get((e.get("site"), e.get("table")))) for e in entries]
         tiles.sort(key=lambda t: (not t.standing_out, t.site, t.table))
         return self._page(request, "floor", {"tiles": tiles, "site": site})
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -25,14 +25,28 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
+from table_controller.recorder.config import parse_listen
+from table_controller.recorder.live import LiveHub
+from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.web.app import build_app
 from table_controller.recorder.web.auth import LoginRequired, session_middleware
 from table_controller.recorder.web.data import PitData
 from table_controller.recorder.web.errors import TlsConfigError
 from table_controller.recorder.web.pages import Pages, _now
-from table_controller.recorder.web.users import Users
+from table_controller.recorder.web.pitdata import StorePitData
+from table_controller.recorder.web.users import Users, load_users
 
 log = logging.getLogger(__name__)
 STOP_TIMEOUT_S: Final = 5.0
+GRACE_S: Final = 2  # for open live streams to end at stop
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the process that embeds it owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def web_middleware(users: Users, *, https_only: bool = False) -> list[Middleware]:
@@ -100,8 +114,17 @@ async def serve_web(
 ) -> AsyncIterator[str]:
     """Serve ``app`` on ``host:port`` (0: a free port) until the block ends; yields the URL."""
     tls = tls_options(cert_file, key_file)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", **tls)
-    server = uvicorn.Server(config)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        # Live streams stay open: give them a moment to end, then close them.
+        timeout_graceful_shutdown=GRACE_S,
+        **tls,
+    )
+    server = _Server(config)
     task = asyncio.create_task(server.serve(), name=f"web {host}:{port}")
     try:
         while not server.started:
@@ -121,3 +144,31 @@ async def serve_web(
         except TimeoutError:
             server.force_exit = True
             await asyncio.gather(task, return_exceptions=True)
+
+
+def pit_app(db: Backend, live: LiveHub, users_file: str | Path, *, https_only: bool) -> Starlette:
+    """The recorder's whole HTTP side: pit pages and JSON API over ``db``, behind logins."""
+    users = load_users(users_file)
+    return web_app(StorePitData(db), users, api=build_app(db, live), https_only=https_only)
+
+
+@contextlib.asynccontextmanager
+async def serve_pit(
+    db: Backend,
+    live: LiveHub,
+    listen: str,
+    users_file: str | Path,
+    *,
+    cert_file: str | Path | None = None,
+    key_file: str | Path | None = None,
+) -> AsyncIterator[str]:
+    """Serve the pit pages and API of ``db`` on ``listen`` (``host:port``); yields the URL.
+
+    ``live`` is the hub the recorder publishes its commits to, so that the
+    pages hear of a change as soon as it is stored.
+    """
+    host, port = parse_listen(listen)
+    tls = cert_file is not None or key_file is not None
+    app = pit_app(db, live, users_file, https_only=tls)
+    async with serve_web(app, host, port, cert_file=cert_file, key_file=key_file) as url:
+        yield url

@@ -52,6 +52,7 @@ class Tile:
     outbox_depth: int | None
     rounds_per_hour: float | None
     win_today: int | None
+    rounds_today: int | None
     critical: tuple[AlertRow, ...]
     last_seen: datetime | None
 
@@ -130,7 +131,8 @@ def alert_row(a: Mapping[str, Any]) -> AlertRow:
     )
 
 
-def tile(entry: Mapping[str, Any], win_today: int | None) -> Tile:
+def tile(entry: Mapping[str, Any], today: Mapping[str, Any] | None) -> Tile:
+    """A floor tile from an ``/api/tables`` entry and the table's report row of today."""
     status: Json = entry.get("status") or {}
     state: Json = entry.get("state") or {}
     stats: Json = entry.get("stats") or {}
@@ -149,7 +151,8 @@ def tile(entry: Mapping[str, Any], win_today: int | None) -> Tile:
         ),
         outbox_depth=outbox.get("depth"),
         rounds_per_hour=stats.get("rounds_per_hour"),
-        win_today=win_today,
+        win_today=(today or {}).get("win"),
+        rounds_today=(today or {}).get("rounds"),
         critical=tuple(alert_row(a) for a in entry.get("open_critical") or ()),
         last_seen=parse_time(entry.get("last_seen")),
     )

@@ -1,0 +1,132 @@
+"""Real parts for the browser tests and the screenshot script: a recorder serving the pit
+pages over a real broker, tables of the loopback rig, and headless Chromium.
+
+Shared by ``tests/web/conftest.py`` and ``python -m tests.web.screenshots``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from playwright.async_api import Browser, Page, async_playwright
+
+from table_controller.recorder.config import parse_config
+from table_controller.recorder.live import LiveHub
+from table_controller.recorder.store.backend import Backend, migrate, open_backend
+from table_controller.recorder.subscriber import Recorder
+from table_controller.recorder.web.serve import serve_pit
+from table_controller.recorder.web.users import add_user
+from table_controller.rigs.dealer import Dealer, Habits, Pace
+from table_controller.rigs.rig import TableRig, TableSpec
+
+CHROMIUM: Final = "/usr/bin/chromium"
+CHROMIUM_ARGS: Final = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+USER: Final = "pit-boss"
+PASSWORD: Final = "green-felt-42"
+FAST: Final = Pace(bet_s=0, card_s=0, decision_s=0, notice_s=0, between_rounds_s=0)
+CALM: Final = Habits(misread=0.0, past_post=0.0)
+
+
+def new_site() -> str:
+    """A site of its own: the session's broker keeps other tests' retained messages."""
+    return f"web-{uuid.uuid4().hex[:8]}"
+
+
+def make_users(path: Path) -> Path:
+    add_user(path, USER, PASSWORD)
+    return path
+
+
+@dataclass
+class PitServer:
+    url: str
+    db: Backend
+    recorder: Recorder
+    site: str
+
+
+@asynccontextmanager
+async def pit_server(broker_url: str, workdir: Path, site: str) -> AsyncIterator[PitServer]:
+    """A recorder of ``site`` on SQLite, with its pages and API on a free port."""
+    db = open_backend(f"sqlite://{workdir}/recorder.db")
+    await migrate(db)
+    live = LiveHub()
+    cfg = parse_config(
+        {
+            "mqtt": {
+                "url": broker_url,
+                "client_id": f"rec-{site}",
+                "group": f"g-{site}",
+                "sites": [site],
+            },
+            "http": {"listen": None},
+        }
+    )
+    recorder = Recorder(cfg.mqtt, db, live=live)
+    task = asyncio.create_task(recorder.run(), name="recorder")
+    users = make_users(workdir / "pit-users")
+    try:
+        async with serve_pit(db, live, "127.0.0.1:0", users) as url:
+            yield PitServer(url, db, recorder, site)
+    finally:
+        recorder.stop()
+        await task
+        await db.close()
+
+
+@asynccontextmanager
+async def tables(
+    broker_url: str, workdir: Path, site: str, count: int, *, seed: int = 7
+) -> AsyncIterator[list[tuple[TableRig, Dealer]]]:
+    """``count`` tables of the loopback rig, open for play, each with a quick dealer."""
+    rigs: list[tuple[TableRig, Dealer]] = []
+    try:
+        for i in range(count):
+            folder = workdir / f"table-{i + 1}"
+            folder.mkdir()
+            spec = TableSpec(table_id=f"war-{i + 1:02d}", site=site, seed=seed + i)
+            rig = TableRig(broker_url, folder, spec)
+            await rig.__aenter__()
+            rigs.append((rig, Dealer(rig, seed=seed + i, pace=FAST, habits=CALM)))
+            await rig.start_controller()
+        for _, dealer in rigs:
+            await dealer.open_table()
+        yield rigs
+    finally:
+        for rig, _ in reversed(rigs):
+            await rig.__aexit__(None, None, None)
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def signed_in(browser: Browser, url: str, *, width: int = 1280) -> Page:
+    """A page in a fresh context (its own cookies), signed in as the pit user."""
+    context = await browser.new_context(viewport={"width": width, "height": 900})
+    page = await context.new_page()
+    await page.goto(f"{url}/login")
+    await page.fill("#name", USER)
+    await page.fill("#password", PASSWORD)
+    async with page.expect_navigation():
+        await page.click("button[type=submit]")
+    return page
