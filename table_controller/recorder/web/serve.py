@@ -92,10 +92,11 @@ def tls_options(cert_file: str | Path | None, key_file: str | Path | None) -> di
         return {}
     if cert_file is None or key_file is None:
         raise TlsConfigError("http: give both cert_file and key_file, or neither")
+    for name, path in (("cert_file", cert_file), ("key_file", key_file)):
+        if not Path(path).is_file():
+            raise TlsConfigError(f"http.{name}: {path}: no such file")
     try:
         ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert_file, key_file)
-    except FileNotFoundError as exc:
-        raise TlsConfigError(f"http: {exc.filename}: no such file") from exc
     except (OSError, ssl.SSLError) as exc:
         raise TlsConfigError(
             f"http: {cert_file} / {key_file}: not a certificate and its key: {exc}"
