@@ -6,7 +6,6 @@ Shared by ``tests/web/conftest.py`` and ``python -m tests.web.screenshots``.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,11 +15,9 @@ from typing import Final
 
 from playwright.async_api import Browser, Page, async_playwright
 
-from table_controller.recorder.config import parse_config
-from table_controller.recorder.live import LiveHub
-from table_controller.recorder.store.backend import Backend, migrate, open_backend
+from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.subscriber import Recorder
-from table_controller.recorder.web.serve import serve_pit
+from table_controller.recorder.web.embedded import embedded_pit
 from table_controller.recorder.web.users import add_user
 from table_controller.rigs.dealer import Dealer, Habits, Pace
 from table_controller.rigs.rig import TableRig, TableSpec
@@ -61,30 +58,11 @@ class PitServer:
 @asynccontextmanager
 async def pit_server(broker_url: str, workdir: Path, site: str) -> AsyncIterator[PitServer]:
     """A recorder of ``site`` on SQLite, with its pages and API on a free port."""
-    db = open_backend(f"sqlite://{workdir}/recorder.db")
-    await migrate(db)
-    live = LiveHub()
-    cfg = parse_config(
-        {
-            "mqtt": {
-                "url": broker_url,
-                "client_id": f"rec-{site}",
-                "group": f"g-{site}",
-                "sites": [site],
-            },
-            "http": {"listen": None},
-        }
-    )
-    recorder = Recorder(cfg.mqtt, db, live=live)
-    task = asyncio.create_task(recorder.run(), name="recorder")
     users = make_users(workdir / "pit-users")
-    try:
-        async with serve_pit(db, live, "127.0.0.1:0", users) as url:
-            yield PitServer(url, db, recorder, site)
-    finally:
-        recorder.stop()
-        await task
-        await db.close()
+    async with embedded_pit(
+        broker_url, [site], workdir, users_file=users, name=f"rec-{site}"
+    ) as pit:
+        yield PitServer(pit.url, pit.db, pit.recorder, site)
 
 
 @asynccontextmanager
