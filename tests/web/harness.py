@@ -88,6 +88,27 @@ async def tables(
             await rig.__aexit__(None, None, None)
 
 
+async def past_post(rig: TableRig) -> None:
+    """Chips added to a playing wager after "no more bets" (§(g)(2)): PAST_POSTING."""
+    await rig.wait_state(lambda s: s["phase"] == "betting" and not s["held"])
+    rig.bet(1, initial=2500)
+    await rig.wait_wagers({1: {"initial": 2500}})
+    assert await rig.press("NO_MORE_BETS") is None
+    rig.bet(1, initial=5000)
+    await rig.wait(
+        lambda o: any(
+            a["code"] == "PAST_POSTING" and a["resolved_by"] is None for a in o.of("alerts")
+        )
+    )
+
+
+async def confirm(rig: TableRig) -> None:
+    rig.bet(1, initial=2500)
+    await rig.wait_wagers({1: {"initial": 2500}})
+    assert await rig.press("CONFIRM") is None
+    await rig.wait(lambda o: any(a["resolved_by"] is not None for a in o.of("alerts")))
+
+
 @asynccontextmanager
 async def chromium() -> AsyncIterator[Browser]:
     async with async_playwright() as p:

@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Page
 from table_controller.recorder import queries
 from table_controller.rigs.broker import MosquittoBroker
 from table_controller.rigs.rig import TableRig
-from tests.web.harness import PitServer, signed_in, tables
+from tests.web.harness import PitServer, confirm, past_post, signed_in, tables
 
 Shoot = Callable[[Page, str], Awaitable[Path]]
 WAIT_MS = 15_000
@@ -90,27 +90,6 @@ def _money(cents: int | None) -> str:
     return f"{'-' if cents < 0 else ''}{whole:,}.{part:02d}"
 
 
-async def _past_post(rig: TableRig) -> None:
-    """Chips added to a playing wager after "no more bets" (§(g)(2)): PAST_POSTING."""
-    await rig.wait_state(lambda s: s["phase"] == "betting" and not s["held"])
-    rig.bet(1, initial=2500)
-    await rig.wait_wagers({1: {"initial": 2500}})
-    assert await rig.press("NO_MORE_BETS") is None
-    rig.bet(1, initial=5000)
-    await rig.wait(
-        lambda o: any(
-            a["code"] == "PAST_POSTING" and a["resolved_by"] is None for a in o.of("alerts")
-        )
-    )
-
-
-async def _confirm(rig: TableRig) -> None:
-    rig.bet(1, initial=2500)
-    await rig.wait_wagers({1: {"initial": 2500}})
-    assert await rig.press("CONFIRM") is None
-    await rig.wait(lambda o: any(a["resolved_by"] is not None for a in o.of("alerts")))
-
-
 async def test_a_critical_alert_stands_out_on_the_floor_and_the_alerts_page_until_resolved(
     pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser, shoot: Shoot
 ) -> None:
@@ -124,7 +103,7 @@ async def test_a_critical_alert_stands_out_on_the_floor_and_the_alerts_page_unti
             await page.wait_for_selector("#live-state.on", timeout=WAIT_MS)
         await floor.wait_for_selector(f'li.tile[data-table="{key}"]', timeout=WAIT_MS)
         assert await floor.locator("li.tile.critical").count() == 0
-        await _past_post(rig)
+        await past_post(rig)
 
         tile = floor.locator(f'li.tile.critical[data-table="{key}"]')
         await tile.wait_for(timeout=WAIT_MS)
@@ -140,7 +119,7 @@ async def test_a_critical_alert_stands_out_on_the_floor_and_the_alerts_page_unti
         await shoot(floor, "floor-critical")
         await shoot(alerts, "alerts")
 
-        await _confirm(rig)
+        await confirm(rig)
         await floor.wait_for_selector("li.tile.critical", state="detached", timeout=WAIT_MS)
         await alerts.wait_for_selector("#no-alerts", timeout=WAIT_MS)
 

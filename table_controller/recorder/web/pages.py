@@ -30,6 +30,7 @@ from table_controller.recorder.web.users import Users
 HERE: Final = Path(__file__).parent
 SHIFT_H: Final = 8
 LAST_ROUNDS: Final = 10
+ALERTS_TICK_S: Final = 15  # the alerts page's "open for" ages without any change
 REPORT_COLUMNS: Final = (
     *("site", "table", "rounds", "rounds_per_hour", "handle", "win", "hold"),
     *("ties", "wars", "surrenders", "voids"),
@@ -132,7 +133,11 @@ class Pages:
         return self._page(
             request,
             "alerts",
-            {"alerts": critical, "open_for": lambda r: views.open_for(r.raised, now)},
+            {
+                "alerts": critical,
+                "open_for": lambda r: views.open_for(r.raised, now),
+                "tick": ALERTS_TICK_S,
+            },
         )
 
     # -- report --------------------------------------------------------------

@@ -57,6 +57,11 @@
 
   function changed(event) { if (concerns(event)) refresh(); }
 
+  // A page whose figures age without any change (how long an alert is open)
+  // asks again every data-tick seconds.
+  const tick = Number(live.dataset.tick || 0);
+  if (tick > 0) window.setInterval(refresh, tick * 1000);
+
   const source = new EventSource("/api/live");
   source.onopen = () => {
     if (state) { state.textContent = "live"; state.className = "live-state on"; }
