@@ -6,24 +6,48 @@ import base64
 import ssl
 import subprocess
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
 from table_controller.recorder.live import LiveHub
-from table_controller.recorder.store.backend import migrate, open_backend
+from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from table_controller.recorder.web.errors import TlsConfigError
 from table_controller.recorder.web.serve import serve_pit, tls_options
 from tests.web.harness import PASSWORD, USER, make_users
 
 
+@dataclass
+class Store:
+    db: Backend
+    users: Path
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[tuple[object, Path]]:
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
     db = open_backend(f"sqlite://{tmp_path}/recorder.db")
     await migrate(db)
-    yield db, make_users(tmp_path / "pit-users")
+    yield Store(db, make_users(tmp_path / "pit-users"))
     await db.close()
+
+
+@asynccontextmanager
+async def _client(
+    store: Store, *, cert: Path | None = None, key: Path | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of the pit served from ``store`` (over TLS with ``cert``)."""
+    trust: ssl.SSLContext | bool = True
+    if cert is not None:
+        trust = ssl.create_default_context(cafile=str(cert))
+    listen = "127.0.0.1:0"
+    async with (
+        serve_pit(store.db, LiveHub(), listen, store.users, cert_file=cert, key_file=key) as url,
+        httpx.AsyncClient(base_url=url, verify=trust) as client,
+    ):
+        yield client
 
 
 def _basic(name: str, password: str) -> dict[str, str]:
@@ -32,13 +56,9 @@ def _basic(name: str, password: str) -> dict[str, str]:
 
 
 async def test_every_route_needs_a_login_and_a_wrong_password_is_refused(
-    store: tuple[object, Path],
+    store: Store,
 ) -> None:
-    db, users = store
-    async with (
-        serve_pit(db, LiveHub(), "127.0.0.1:0", users) as url,  # type: ignore[arg-type]
-        httpx.AsyncClient(base_url=url) as client,
-    ):
+    async with _client(store) as client:
         for path in ("/", "/alerts", "/report", "/report.csv", "/table/s/t"):
             answer = await client.get(path)
             assert answer.status_code == 303, path
@@ -71,13 +91,9 @@ async def test_every_route_needs_a_login_and_a_wrong_password_is_refused(
 
 
 async def test_api_takes_http_basic_and_sign_in_never_leaves_the_site(
-    store: tuple[object, Path],
+    store: Store,
 ) -> None:
-    db, users = store
-    async with (
-        serve_pit(db, LiveHub(), "127.0.0.1:0", users) as url,  # type: ignore[arg-type]
-        httpx.AsyncClient(base_url=url) as client,
-    ):
+    async with _client(store) as client:
         assert (await client.get("/api/tables", headers=_basic(USER, PASSWORD))).status_code == 200
         assert (await client.get("/api/tables", headers=_basic(USER, "x"))).status_code == 401
         # Basic opens the API only: the pages want the form's session.
@@ -117,16 +133,11 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
 
 
 async def test_tls_when_configured_with_a_secure_session_cookie(
-    store: tuple[object, Path], tmp_path: Path
+    store: Store, tmp_path: Path
 ) -> None:
-    db, users = store
     cert, key = _self_signed(tmp_path)
-    trust = ssl.create_default_context(cafile=str(cert))
-    async with (
-        serve_pit(db, LiveHub(), "127.0.0.1:0", users, cert_file=cert, key_file=key) as url,  # type: ignore[arg-type]
-        httpx.AsyncClient(base_url=url, verify=trust) as client,
-    ):
-        assert url.startswith("https://")
+    async with _client(store, cert=cert, key=key) as client:
+        assert str(client.base_url).startswith("https://")
         answer = await client.post("/login", data={"name": USER, "password": PASSWORD})
         assert answer.status_code == 303
         assert "secure" in answer.headers["set-cookie"].lower()
