@@ -30,7 +30,7 @@ from table_controller.feed.payloads import rfc3339
 RANKS: Final = "23456789TJQKA"
 SUITS: Final = "CDHS"
 WAGER_CENTS: Final = (500, 1000, 2500)
-SEND_WINDOW: Final = 20
+SEND_WINDOW: Final = 10
 
 
 class LightTable:
@@ -55,6 +55,7 @@ class LightTable:
         self.rng = random.Random(seed)
         self.drop = set(drop)  # feed_seqs not sent the first time: a lost message
         self.held: dict[int, tuple[str, bytes]] = {}
+        self.sent: set[int] = set()  # acknowledged by the broker (PUBACK)
         self.ids: dict[int, str] = {}  # every feed_seq published, with its id
         self.last_feed_seq = 0
         self.round_id = 0
@@ -86,6 +87,7 @@ class LightTable:
         self.ids[seq] = body["id"]
         if seq in self.drop:
             self.drop.discard(seq)
+            self.sent.add(seq)  # as if the broker had acknowledged it and then lost it
         else:
             self._queue.put_nowait(seq)
         return seq
@@ -164,10 +166,10 @@ class LightTable:
         self.rounds.append(record | {"epoch": self.epoch})
         return record
 
-    def forget(self, upto: int) -> None:
-        """Stop holding every message up to ``upto`` (as after a prune)."""
-        for seq in [s for s in self.held if s <= upto]:
-            del self.held[seq]
+    def forget(self, first: int, last: int) -> None:
+        """Stop holding ``first..last`` (as after a prune, or a journal restored from backup)."""
+        for seq in range(first, last + 1):
+            self.held.pop(seq, None)
 
     def status(self, *, online: bool = True) -> bytes:
         device = {"state": "ok", "detail": None}
@@ -242,8 +244,8 @@ class LightTable:
                     await client.subscribe(f"{self.prefix}/ack", qos=1)
                     await client.subscribe(f"{self.prefix}/replay", qos=1)
                     await client.publish(f"{self.prefix}/status", self.status(), qos=1, retain=True)
-                    # Everything not acknowledged goes out again after a reconnect.
-                    for seq in sorted(s for s in self.held if s > self.acked):
+                    # Like the outbox: what the broker never acknowledged goes out again.
+                    for seq in sorted(s for s in self.held if s not in self.sent):
                         self._queue.put_nowait(seq)
                     async with asyncio.TaskGroup() as tg:
                         tg.create_task(self._send(client), name=f"{self.table}-send")
@@ -265,10 +267,9 @@ class LightTable:
             seqs = [await self._queue.get()]
             while not self._queue.empty() and len(seqs) < SEND_WINDOW:
                 seqs.append(self._queue.get_nowait())
-            sends = [
-                client.publish(*self.held[s], qos=1) for s in dict.fromkeys(seqs) if s in self.held
-            ]
-            await asyncio.gather(*sends)
+            batch = [s for s in dict.fromkeys(seqs) if s in self.held]
+            await asyncio.gather(*(client.publish(*self.held[s], qos=1) for s in batch))
+            self.sent.update(batch)
             if self._queue.empty() and announced != self.last_feed_seq:
                 announced = self.last_feed_seq
                 await client.publish(f"{self.prefix}/status", self.status(), qos=1, retain=True)

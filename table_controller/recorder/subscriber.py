@@ -59,6 +59,7 @@ RETRY_INITIAL_S: Final = 0.5
 RETRY_MAX_S: Final = 15.0
 KEEPALIVE_S: Final = 15
 PUBLISH_TIMEOUT_S: Final = 10.0
+LAGS_KEPT: Final = 10_000_000
 
 
 def subscriptions(mqtt: MqttSection) -> list[str]:
@@ -114,6 +115,8 @@ class Recorder:
             gaps = tg.create_task(self._gap_loop(), name="recorder-gaps")
             await self._commit_loop()
             gaps.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gaps
             await self._flush()
             mqtt.cancel()
 
@@ -234,10 +237,9 @@ class Recorder:
             log.info("database back after %d retries", attempt)
         now = datetime.now(UTC)
         for msg in done.new:
-            if msg.feed_seq is not None:
-                lag = (now - parse_time(msg.ts)).total_seconds() * 1000
-                if len(self.commit_lag_ms) < 10_000_000:
-                    self.commit_lag_ms.append(lag)
+            if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
+                self.commit_lag_ms.append((now - parse_time(msg.ts)).total_seconds() * 1000)
+        for msg in [*done.new, *(m for m in batch if m.leaf in LATEST)]:
             self.live.publish(
                 {"site": msg.site, "table": msg.table, "topic": msg.leaf.value, "id": msg.id}
                 | {"ts": msg.ts, "feed_seq": msg.feed_seq, "payload": msg.body}
@@ -249,8 +251,11 @@ class Recorder:
 
     async def _flush(self) -> None:
         """At stop: the last acks, while still connected."""
-        with contextlib.suppress(DatabaseUnavailable):
+        try:
             await self.book.save(self.db)
+        except DatabaseUnavailable as exc:
+            # A summary only: the next start rebuilds it from the stored messages.
+            log.warning("feed progress not saved at stop: %s", exc)
         await self._publish(self.book.acks())
 
     # -- gaps ------------------------------------------------------------------------

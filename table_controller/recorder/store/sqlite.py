@@ -7,6 +7,7 @@ and a table prunes on it: a commit must survive a power cut.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -43,6 +44,8 @@ class SqliteBackend:
         # ``sqlite:///var/lib/recorder.db``: everything after ``sqlite://`` is the path.
         self.path = Path(url.removeprefix("sqlite://"))
         self._conn: aiosqlite.Connection | None = None
+        # One connection: the writer, the gap check and the API take turns on it.
+        self._lock = asyncio.Lock()
 
     async def open(self) -> None:
         if self._conn is not None:
@@ -74,25 +77,26 @@ class SqliteBackend:
     async def transaction(self, *, exclusive: bool = False) -> AsyncIterator[_SqliteTx]:
         await self.open()
         conn = self._require()
-        try:
-            await conn.execute("BEGIN EXCLUSIVE" if exclusive else "BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise DatabaseUnavailable(f"{self.url}: {exc}") from exc
-        try:
-            yield _SqliteTx(conn)
-        except BaseException:
-            await conn.rollback()
-            raise
-        try:
-            await conn.commit()
-        except sqlite3.OperationalError as exc:
-            await conn.rollback()
-            raise DatabaseUnavailable(f"{self.url}: commit failed: {exc}") from exc
+        async with self._lock:
+            try:
+                await conn.execute("BEGIN EXCLUSIVE" if exclusive else "BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise DatabaseUnavailable(f"{self.url}: {exc}") from exc
+            try:
+                yield _SqliteTx(conn)
+            except BaseException:
+                await conn.rollback()
+                raise
+            try:
+                await conn.commit()
+            except sqlite3.OperationalError as exc:
+                await conn.rollback()
+                raise DatabaseUnavailable(f"{self.url}: commit failed: {exc}") from exc
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         await self.open()
         try:
-            async with self._require().execute(sql, tuple(params)) as cur:
+            async with self._lock, self._require().execute(sql, tuple(params)) as cur:
                 return [tuple(r) for r in await cur.fetchall()]
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailable(f"{self.url}: {exc}") from exc

@@ -105,32 +105,32 @@ def round_figures(record: dict[str, Any]) -> RoundFigures:
 
 @dataclass(frozen=True, slots=True)
 class Committed:
-    new: list[FeedMessage]  # stored by this commit, in arrival order
+    new: list[FeedMessage]  # events, rounds, alerts stored by this commit, in arrival order
     duplicates: int
 
 
 async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: str) -> Committed:
     """Store every message of ``batch`` not stored yet, in one transaction."""
     async with db.transaction() as tx:
-        seen = await _existing(tx, [m.id for m in batch])
+        # Sequenced messages are kept one row each, once by id; of the retained
+        # topics only the newest per table (RECORDER.md).
+        sequenced = [m for m in batch if m.leaf not in LATEST]
+        seen = await _existing(tx, [m.id for m in sequenced])
         new: list[FeedMessage] = []
-        for msg in batch:
+        for msg in sequenced:
             if msg.id not in seen:
                 seen.add(msg.id)
                 new.append(msg)
-        await tx.executemany(
-            _INSERT_MESSAGE,
-            [_message_row(m, received) for m in new],
-        )
+        await tx.executemany(_INSERT_MESSAGE, [_message_row(m, received) for m in new])
         await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in new if _is_round(m)])
         await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in new if _is_alert(m)])
-        latest = [m for m in new if m.leaf in LATEST]
+        latest = [m for m in batch if m.leaf in LATEST]
         await tx.executemany(
             _UPSERT_LATEST, [(m.site, m.table, m.leaf.value, m.id, m.ts, m.payload) for m in latest]
         )
         tables = {(m.site, m.table) for m in batch}
         await tx.executemany(_UPSERT_TABLE, [(s, t, received, received) for s, t in tables])
-    return Committed(new=new, duplicates=len(batch) - len(new))
+    return Committed(new=new, duplicates=len(sequenced) - len(new))
 
 
 async def _existing(tx: Tx, ids: list[str]) -> set[str]:
