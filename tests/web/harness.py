@@ -109,10 +109,17 @@ async def confirm(rig: TableRig) -> None:
     await rig.wait(lambda o: any(a["resolved_by"] is not None for a in o.of("alerts")))
 
 
+def _chromium() -> str:
+    if not Path(CHROMIUM).exists():
+        raise FileNotFoundError(f"{CHROMIUM}: no Chromium: install Debian's (`make system`)")
+    return CHROMIUM
+
+
 @asynccontextmanager
 async def chromium() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless: never a browser downloaded by Playwright."""
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
         try:
             yield browser
         finally:

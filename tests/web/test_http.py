@@ -17,6 +17,7 @@ from table_controller.recorder.live import LiveHub
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from table_controller.recorder.web.errors import TlsConfigError
 from table_controller.recorder.web.serve import serve_pit, tls_options
+from table_controller.recorder.web.users import add_user, remove_user
 from tests.web.harness import PASSWORD, USER, make_users
 
 
@@ -153,3 +154,16 @@ def test_a_bad_certificate_or_key_is_named_at_start(tmp_path: Path) -> None:
         tls_options(tmp_path / "missing.pem", key)
     with pytest.raises(TlsConfigError, match="not a certificate and its key"):
         tls_options(key, key)
+
+
+async def test_a_user_removed_from_the_file_is_out_at_the_next_request(store: Store) -> None:
+    async with _client(store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        assert (await client.get("/api/tables")).status_code == 200
+        add_user(store.users, "second", "another-password")
+        remove_user(store.users, USER)
+        assert (await client.get("/api/tables")).status_code == 401
+        assert (await client.get("/")).status_code == 303
+        assert (
+            await client.get("/api/tables", headers=_basic("second", "another-password"))
+        ).status_code == 200

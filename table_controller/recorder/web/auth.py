@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from table_controller.recorder.web.users import Users, session_secret
+from table_controller.recorder.web.users import UsersFile, session_secret
 
 SESSION_MAX_AGE_S: Final = 12 * 3600
 COOKIE: Final = "pit_session"
@@ -33,7 +33,7 @@ LOGIN_PATH: Final = "/login"
 OPEN_PATHS: Final = frozenset({LOGIN_PATH, "/static/pit.css", "/favicon.ico"})
 
 
-def session_middleware(users: Users, *, https_only: bool) -> Middleware:
+def session_middleware(users: UsersFile, *, https_only: bool) -> Middleware:
     """The signed-cookie session, keyed by the secret beside the users file."""
     return Middleware(
         SessionMiddleware,
@@ -48,7 +48,7 @@ def session_middleware(users: Users, *, https_only: bool) -> Middleware:
 class LoginRequired:
     """ASGI middleware: a request goes through only with a session or, on /api, Basic."""
 
-    def __init__(self, app: ASGIApp, users: Users) -> None:
+    def __init__(self, app: ASGIApp, users: UsersFile) -> None:
         self.app = app
         self.users = users
 
@@ -58,7 +58,7 @@ class LoginRequired:
             return
         request = Request(scope)
         user = request.session.get("user")
-        if user in self.users.hashes:
+        if self.users.knows(user):
             scope["user_name"] = user
             await self.app(scope, receive, send)
             return

@@ -25,7 +25,7 @@ from starlette.templating import Jinja2Templates
 from table_controller.recorder.web import charts, views
 from table_controller.recorder.web.auth import safe_next
 from table_controller.recorder.web.data import PitData, parse_time
-from table_controller.recorder.web.users import Users
+from table_controller.recorder.web.users import UsersFile
 
 HERE: Final = Path(__file__).parent
 SHIFT_H: Final = 8
@@ -52,7 +52,7 @@ def templates() -> Jinja2Templates:
 
 class Pages:
     def __init__(
-        self, data: PitData, users: Users, *, clock: Callable[[], datetime] = _now
+        self, data: PitData, users: UsersFile, *, clock: Callable[[], datetime] = _now
     ) -> None:
         self.data = data
         self.users = users

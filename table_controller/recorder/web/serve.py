@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
 from table_controller.recorder.config import parse_listen
+from table_controller.recorder.errors import DatabaseUnavailable
 from table_controller.recorder.live import LiveHub
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.web.app import build_app
@@ -34,7 +35,7 @@ from table_controller.recorder.web.data import PitData
 from table_controller.recorder.web.errors import TlsConfigError
 from table_controller.recorder.web.pages import Pages, _now
 from table_controller.recorder.web.pitdata import StorePitData
-from table_controller.recorder.web.users import Users, load_users
+from table_controller.recorder.web.users import UsersFile
 
 log = logging.getLogger(__name__)
 STOP_TIMEOUT_S: Final = 5.0
@@ -49,7 +50,7 @@ class _Server(uvicorn.Server):
         yield
 
 
-def web_middleware(users: Users, *, https_only: bool = False) -> list[Middleware]:
+def web_middleware(users: UsersFile, *, https_only: bool = False) -> list[Middleware]:
     """Session, then the login gate: for an app that adds the pages to its own routes."""
     return [
         session_middleware(users, https_only=https_only),
@@ -63,9 +64,18 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return PlainTextResponse(f"{status}: {detail}\n", status_code=status)
 
 
+async def _database_away(request: Request, exc: Exception) -> Response:
+    # The recorder retries the database; the page says so and live.js keeps the last
+    # figures on screen until an answer comes back.
+    log.warning("page %s: %s", request.url.path, exc)
+    return PlainTextResponse(
+        "503: the database is unavailable; the page tries again by itself\n", status_code=503
+    )
+
+
 def web_app(
     data: PitData,
-    users: Users,
+    users: UsersFile,
     *,
     api: ASGIApp | None = None,
     https_only: bool = False,
@@ -78,7 +88,11 @@ def web_app(
     return Starlette(
         routes=routes,
         middleware=web_middleware(users, https_only=https_only),
-        exception_handlers={400: _http_error, 404: _http_error},
+        exception_handlers={
+            400: _http_error,
+            404: _http_error,
+            DatabaseUnavailable: _database_away,
+        },
     )
 
 
@@ -149,7 +163,7 @@ async def serve_web(
 
 def pit_app(db: Backend, live: LiveHub, users_file: str | Path, *, https_only: bool) -> Starlette:
     """The recorder's whole HTTP side: pit pages and JSON API over ``db``, behind logins."""
-    users = load_users(users_file)
+    users = UsersFile(users_file)
     return web_app(StorePitData(db), users, api=build_app(db, live), https_only=https_only)
 
 

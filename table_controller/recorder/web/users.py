@@ -12,6 +12,7 @@ generated on first use: a new secret signs everybody out, nothing else.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import secrets
@@ -24,6 +25,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from table_controller.recorder.web.errors import UsersFileError
 
+log = logging.getLogger(__name__)
 NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 MIN_PASSWORD: Final = 8
 SECRET_SUFFIX: Final = ".secret"
@@ -47,6 +49,43 @@ class Users:
             return _HASHER.verify(stored or _DUMMY, password) and stored is not None
         except (VerificationError, InvalidHashError):
             return False
+
+
+class UsersFile:
+    """The users file as it is now: read again when it changes on disk, so that a user
+    removed (or a password changed) counts from the next request, without a restart.
+
+    A file that became unreadable or malformed keeps the last good one in force
+    (logged once per change): the display stays usable while it is fixed.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._users = load_users(self.path)  # a bad file at start stops the start
+        self._stamp = self._stat()
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def current(self) -> Users:
+        stamp = self._stat()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._users = load_users(self.path)
+            except UsersFileError as exc:
+                log.warning("%s; the users read before stay in force", exc)
+        return self._users
+
+    def knows(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.current().hashes
+
+    def verify(self, name: str, password: str) -> bool:
+        return self.current().verify(name, password)
 
 
 def check_name(name: str) -> str:

@@ -30,6 +30,7 @@
     try {
       const answer = await fetch(live.dataset.fragment, { credentials: "same-origin", cache: "no-store" });
       if (answer.redirected || answer.status === 401) { window.location.reload(); return; }
+      if (!answer.ok && state) state.textContent = `not updated (${answer.status}), retrying`;
       if (answer.ok) {
         const key = focusKey();
         live.innerHTML = await answer.text();
