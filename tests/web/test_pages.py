@@ -118,6 +118,13 @@ async def test_a_critical_alert_stands_out_on_the_floor_and_the_alerts_page_unti
         assert (await row.locator(".open-for").inner_text()).endswith(("s", "min"))
         await shoot(floor, "floor-critical")
         await shoot(alerts, "alerts")
+        # The table's own page: the held round's layout now, the alert open on its timeline.
+        table = await signed_in(browser, pit.url)
+        await table.goto(f"{pit.url}/table/{key}")
+        now = await table.inner_text("#now")
+        assert "HELD" in now
+        assert "P1\tinitial 50.00" in await table.inner_text("table.layout")  # as sensed now
+        assert "PAST_POSTING" in await table.inner_text(".timeline li.open")
 
         await confirm(rig)
         await floor.wait_for_selector("li.tile.critical", state="detached", timeout=WAIT_MS)

@@ -10,6 +10,7 @@
   let busy = false;
   let again = false;
   let updates = 0;
+  const MIN_GAP_MS = 250;
 
   function focusKey() {
     const el = document.activeElement;
@@ -27,6 +28,7 @@
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
+    const started = Date.now();
     try {
       const answer = await fetch(live.dataset.fragment, { credentials: "same-origin", cache: "no-store" });
       if (answer.redirected || answer.status === 401) { window.location.reload(); return; }
@@ -41,8 +43,13 @@
     } catch (err) {
       if (state) state.textContent = "update failed, retrying";
     } finally {
-      busy = false;
-      if (again) { again = false; refresh(); }
+      // At most one fetch in flight and one every MIN_GAP_MS: a busy floor sends many
+      // changes a second, and each fetch shows all of them at once.
+      const wait = Math.max(0, MIN_GAP_MS - (Date.now() - started));
+      window.setTimeout(() => {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      }, wait);
     }
   }
 
