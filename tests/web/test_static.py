@@ -23,6 +23,8 @@ TEXT_PAIRS = [
     ("ok", "bg"),
     ("ok", "panel"),
     ("warn", "panel"),
+    ("warn", "bg"),
+    ("warn", "crit-bg"),
     ("warn", "held-bg"),
     ("crit-fg", "crit-bg"),
     ("crit-fg", "panel"),

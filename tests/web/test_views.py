@@ -81,3 +81,32 @@ def test_charts_are_svg_with_a_title_and_no_outside_reference() -> None:
     assert "Win &lt;by&gt; table" in bar
     assert bar.count("<rect") == 2
     assert 'class="bar neg"' in bar
+
+
+def test_a_tile_takes_the_status_state_and_today_s_figures() -> None:
+    entry = {
+        "site": "main",
+        "table": "war-07",
+        "status": {"online": True, "devices": {"shoe": {"state": "fault"}}, "outbox": {"depth": 3}},
+        "state": {"phase": "dealing", "round_id": 12, "held": True, "dealer": "D-1"},
+        "stats": {"rounds_per_hour": 41.5},
+        "open_critical": [{"alert": "A1", "code": "MISREAD", "severity": "critical"}],
+    }
+    tile = views.tile(entry, {"win": 1250, "rounds": 30, "flags": ["HOLD_VARIANCE"]})
+    assert tile.devices == (("shoe", "fault"), ("sensors", "unknown"), ("console", "unknown"))
+    assert (tile.key, tile.held, tile.outbox_depth, tile.win_today) == (
+        "main/war-07",
+        True,
+        3,
+        1250,
+    )
+    assert [a.code for a in tile.critical] == ["MISREAD"]
+    assert tile.flags == ("HOLD_VARIANCE",)
+    assert tile.standing_out
+    quiet = views.tile({"site": "main", "table": "war-08"}, None)
+    assert (quiet.online, quiet.win_today, quiet.flags, quiet.standing_out) == (
+        None,
+        None,
+        (),
+        False,
+    )
