@@ -26,7 +26,7 @@ from table_controller.recorder.backoff import backoff_delay
 
 GAP_WAIT_S: Final = 2.0
 REPLAY_RETRY_INITIAL_S: Final = 1.0
-REPLAY_RETRY_MAX_S: Final = 30.0
+REPLAY_RETRY_MAX_S: Final = 10.0
 REPLAY_MAX_SPAN: Final = 10_000  # MQTT.md: at most 10,000 messages per replay
 
 

@@ -65,7 +65,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 # Broker settings are read in one place for every client; re-exported under their old names.
 from table_controller.feed.broker import BrokerAddress as BrokerAddress
-from table_controller.feed.broker import BrokerConfigError as PublisherConfigError
+from table_controller.feed.broker import BrokerConfigError
 from table_controller.feed.broker import parse_broker_url as parse_broker_url
 from table_controller.feed.broker import read_password as read_password
 from table_controller.feed.broker import tls_context as tls_context
@@ -104,6 +104,8 @@ MESSAGE_REFUSALS: Final = frozenset({0x87, 0x90, 0x95, 0x97, 0x99, 0x9A, 0x9B})
 # row is taken as refused, so that it cannot block the outbox forever.
 POISON_LOSSES: Final = 3
 _LOST: Final = -1
+
+PublisherConfigError = BrokerConfigError
 
 
 def reason_name(code: int, packet: int = PacketTypes.PUBACK) -> str:

@@ -119,8 +119,7 @@ class RecorderProcess:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "table_controller.cli", "recorder", "--config"]
-                + [str(self.config)],
+                [sys.executable, "-m", "table_controller.cli", "recorder", "--config", self.config],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

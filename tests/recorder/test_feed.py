@@ -43,7 +43,8 @@ async def test_a_dropped_message_is_filled_by_replay(
     async with running(Recorder(cfg.mqtt, db)), dealing(table):
         table.deal_round()
         await table.wait_acked(ACK_TIMEOUT_S)
-    assert table.replays and table.replays[0][0] == 3
+    assert table.replays
+    assert table.replays[0][0] == 3
     await assert_complete(db, table)
 
 

@@ -33,6 +33,8 @@ _AWAY: Final = (
     asyncpg.PostgresConnectionError,
     asyncpg.CannotConnectNowError,
     asyncpg.exceptions.OperatorInterventionError,
+    # A connection broken mid-command leaves asyncpg's protocol in this state.
+    asyncpg.exceptions.InternalClientError,
 )
 
 
@@ -86,24 +88,30 @@ class PostgresBackend:
 
     @asynccontextmanager
     async def transaction(self, *, exclusive: bool = False) -> AsyncIterator[_PgTx]:
-        await self.open()
-        assert self._pool is not None
+        pool = await self._open_pool()
         try:
-            async with self._pool.acquire() as conn, conn.transaction():
-                if exclusive:
-                    await conn.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_KEY)
-                yield _PgTx(conn)
+            async with pool.acquire() as conn:
+                try:
+                    async with conn.transaction():
+                        if exclusive:
+                            await conn.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_KEY)
+                        yield _PgTx(conn)
+                except _AWAY:
+                    # A connection broken mid-command may be left unusable: drop it, so
+                    # that the pool opens a new one instead of handing it out again.
+                    conn.terminate()
+                    raise
         except _AWAY as exc:
             raise DatabaseUnavailable(f"{_safe(self.url)}: {exc}") from exc
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        async with self.transaction() as tx:
+            return await tx.fetch(sql, params)
+
+    async def _open_pool(self) -> asyncpg.Pool:
         await self.open()
         assert self._pool is not None
-        try:
-            async with self._pool.acquire() as conn:
-                return [tuple(r) for r in await conn.fetch(numbered(sql), *params)]
-        except _AWAY as exc:
-            raise DatabaseUnavailable(f"{_safe(self.url)}: {exc}") from exc
+        return self._pool
 
 
 def _safe(url: str) -> str:
