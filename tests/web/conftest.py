@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page
 
+from bench.pg_server import PostgresServer
 from table_controller.rigs.broker import MosquittoBroker
 from tests.web.harness import PitServer, chromium, new_site, pit_server
 
@@ -17,6 +18,22 @@ from tests.web.harness import PitServer, chromium, new_site, pit_server
 async def pit(mosquitto: MosquittoBroker, tmp_path: Path) -> AsyncIterator[PitServer]:
     async with pit_server(mosquitto.url, tmp_path, new_site()) as server:
         yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def any_pit(
+    request: pytest.FixtureRequest, mosquitto: MosquittoBroker, tmp_path: Path
+) -> AsyncIterator[PitServer]:
+    """The pit on each database: SQLite, and PostgreSQL (production's; Debian's server in a
+    temp folder)."""
+    if request.param == "sqlite":
+        async with pit_server(mosquitto.url, tmp_path, new_site()) as server:
+            yield server
+        return
+    with PostgresServer() as postgres:
+        url = postgres.create_database()
+        async with pit_server(mosquitto.url, tmp_path, new_site(), url) as server:
+            yield server
 
 
 @pytest.fixture

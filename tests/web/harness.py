@@ -56,11 +56,19 @@ class PitServer:
 
 
 @asynccontextmanager
-async def pit_server(broker_url: str, workdir: Path, site: str) -> AsyncIterator[PitServer]:
-    """A recorder of ``site`` on SQLite, with its pages and API on a free port."""
+async def pit_server(
+    broker_url: str, workdir: Path, site: str, database_url: str | None = None
+) -> AsyncIterator[PitServer]:
+    """A recorder of ``site`` (on SQLite unless ``database_url``), its pages and API on a
+    free port."""
     users = make_users(workdir / "pit-users")
     async with embedded_pit(
-        broker_url, [site], workdir, users_file=users, name=f"rec-{site}"
+        broker_url,
+        [site],
+        workdir,
+        users_file=users,
+        database_url=database_url,
+        name=f"rec-{site}",
     ) as pit:
         yield PitServer(pit.url, pit.db, pit.recorder, site)
 

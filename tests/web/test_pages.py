@@ -137,8 +137,9 @@ async def _background(locator: Any) -> str:
 
 
 async def test_the_report_totals_equal_the_sums_over_the_round_records(
-    pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser, shoot: Shoot
+    any_pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser, shoot: Shoot
 ) -> None:
+    pit = any_pit
     async with tables(mosquitto.url, tmp_path, pit.site, 2, seed=5) as rigs:
         for (rig, dealer), count in zip(rigs, (6, 4), strict=True):
             await dealer.play(count)

@@ -59,16 +59,18 @@ async def embedded_pit(
     listen: str = "127.0.0.1:0",
     *,
     users_file: Path | None = None,
+    database_url: str | None = None,
     name: str = "pit-recorder",
 ) -> AsyncIterator[EmbeddedPit]:
-    """Record ``sites`` from ``broker_url`` into ``workdir/recorder.db`` and serve the pit.
+    """Record ``sites`` from ``broker_url`` into ``workdir/recorder.db`` (or the database
+    at ``database_url``) and serve the pit.
 
     Yields once the web display listens (``url``); on exit the recorder
     commits and acknowledges what arrived, then the database closes.
     """
     users = users_file or workdir / "pit-users"
     password = ensure_user(users)
-    db = open_backend(_sqlite_url(workdir / "recorder.db"))
+    db = open_backend(database_url or _sqlite_url(workdir / "recorder.db"))
     await migrate(db)
     live = LiveHub()
     cfg = parse_config(
