@@ -30,7 +30,10 @@ from table_controller.recorder.errors import RecorderConfigError
 
 # One whole MQTT topic level: no '/', '+', '#' (MQTT.md: site and table are levels).
 Level = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
-DEFAULT_SESSION_EXPIRY_S: Final = 24 * 3600
+# Long enough for a restart; not so long that a recorder that never returns keeps
+# receiving its share of the group's messages for hours (the tables' replay covers
+# that share, but each message then waits for its gap to be noticed).
+DEFAULT_SESSION_EXPIRY_S: Final = 300
 
 
 class _Strict(BaseModel):

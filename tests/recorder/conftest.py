@@ -75,11 +75,22 @@ async def db(db_url: str) -> AsyncIterator[Backend]:
 
 
 def recorder_config(
-    broker: MosquittoBroker, db_url: str, name: str = "rec-1", listen: str | None = None
+    broker: MosquittoBroker,
+    db_url: str,
+    name: str | None = None,
+    listen: str | None = None,
+    group: str | None = None,
 ) -> RecorderConfig:
+    """A recorder of its own name and group: the broker keeps a session and its share of a
+    group's messages after a test, and another test must not inherit them."""
     return parse_config(
         {
-            "mqtt": {"url": broker.url, "client_id": name, "group": "rec", "sites": [SITE]},
+            "mqtt": {
+                "url": broker.url,
+                "client_id": name or unique("rec"),
+                "group": group or unique("group"),
+                "sites": [SITE],
+            },
             "database": {"url": db_url},
             "http": {"listen": listen},
         }
@@ -141,9 +152,9 @@ class RecorderProcess:
         return code
 
 
-def write_config(path: Path, broker: MosquittoBroker, db_url: str, name: str) -> Path:
+def write_config(path: Path, broker: MosquittoBroker, db_url: str, name: str, group: str) -> Path:
     path.write_text(
-        f'[mqtt]\nurl = "{broker.url}"\nclient_id = "{name}"\ngroup = "rec"\n'
+        f'[mqtt]\nurl = "{broker.url}"\nclient_id = "{name}"\ngroup = "{group}"\n'
         f'sites = ["{SITE}"]\n[database]\nurl = "{db_url}"\n[http]\nlisten = "127.0.0.1:0"\n',
         encoding="utf-8",
     )

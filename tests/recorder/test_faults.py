@@ -72,8 +72,9 @@ async def test_a_two_recorders_one_killed_mid_stream(
     tmp_path: Path,
     recorder_processes: list[RecorderProcess],
 ) -> None:
-    for name in ("rec-a", "rec-b"):
-        cfg = write_config(tmp_path / f"{name}.toml", mosquitto, pg_url, name)
+    group = unique("group")
+    for name in (unique("rec-a"), unique("rec-b")):
+        cfg = write_config(tmp_path / f"{name}.toml", mosquitto, pg_url, name, group)
         recorder_processes.append(RecorderProcess(cfg, tmp_path / f"{name}.log"))
         recorder_processes[-1].start()
     tables = _tables(mosquitto)
@@ -95,7 +96,7 @@ async def test_b_the_only_recorder_killed_and_restarted(
     tmp_path: Path,
     recorder_processes: list[RecorderProcess],
 ) -> None:
-    cfg = write_config(tmp_path / "rec.toml", mosquitto, pg_url, unique("rec"))
+    cfg = write_config(tmp_path / "rec.toml", mosquitto, pg_url, unique("rec"), unique("group"))
     recorder = RecorderProcess(cfg, tmp_path / "rec.log")
     recorder_processes.append(recorder)
     recorder.start()
