@@ -36,4 +36,11 @@ async def test_floor_shows_every_table_and_updates_within_a_second_of_a_round(
                 f'{tile}[data-rounds-today="{played}"]', timeout=LIVE_S * 1000
             )
         await shoot(page, "floor")
+        # A table that stops says so (its retained status: online false): the tile shows it.
+        await rigs[2][0].stop_controller()
+        offline = page.locator(
+            f'li.tile.offline[data-table="{pit.site}/{rigs[2][0].spec.table_id}"]'
+        )
+        await offline.wait_for(timeout=WAIT_MS)
+        assert "offline" in await offline.locator(".badge").inner_text()
         await page.close()
