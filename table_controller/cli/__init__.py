@@ -27,6 +27,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         ("sim", "run one simulated device for a test rig"),
         ("demo", "a whole simulated table with a broker and a pit view"),
         ("scenario", "run scenario files against the controller"),
+        ("recorder", "store every table's feed in a database and serve the pit"),
+        ("records", "read the recorder's database: rounds, report"),
+        ("users", "read-only logins of the web pit display"),
     )
 }
 """Command → (its module under ``table_controller.cli``, its one-line help)."""
