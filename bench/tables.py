@@ -148,13 +148,20 @@ class CountingJournal(Journal):
         messages: Sequence[OutboxMessage],
         *,
         now: datetime | None = None,
+        checkpoint: tuple[int, str] | None = None,
     ) -> int:
-        n = super().record(input_json, messages, now=now)
+        n = super().record(input_json, messages, now=now, checkpoint=checkpoint)
         self._note(messages)
         return n
 
-    def enqueue(self, messages: Sequence[OutboxMessage], *, now: datetime | None = None) -> None:
-        super().enqueue(messages, now=now)
+    def enqueue(
+        self,
+        messages: Sequence[OutboxMessage],
+        *,
+        now: datetime | None = None,
+        synced: bool = True,
+    ) -> None:
+        super().enqueue(messages, now=now, synced=synced)
         self._note(messages)
 
     def mark_sent(self, ids: Sequence[str], *, now: datetime | None = None) -> None:

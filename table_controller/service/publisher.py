@@ -69,6 +69,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from table_controller.service.config import MqttSection
+from table_controller.service.errors import JournalFault
 from table_controller.service.journal import Journal, OutboxMessage
 
 log = logging.getLogger(__name__)
@@ -394,6 +395,9 @@ class Publisher:
         self._lost_sending = False
         self._suspect: str | None = None
         self._suspect_losses = 0
+        # Messages the journal cannot take (GAME.md JOURNAL_FAULT): sent from memory,
+        # ahead of the outbox, once; the latest per retained topic.
+        self._unjournaled: dict[str, OutboxMessage] = {}
 
     def _properties(self, packet: int) -> Properties | None:
         if not self._v5:
@@ -413,6 +417,12 @@ class Publisher:
         fut = self._wake_fut
         if fut is not None and not fut.done():
             fut.set_result(None)
+
+    def offer(self, msg: OutboxMessage) -> None:
+        """Send ``msg`` without the journal (it cannot commit); a retained one replaces
+        the one before it on its topic."""
+        self._unjournaled[msg.topic if msg.retain else msg.id] = msg
+        self.wake()
 
     async def drained(self) -> None:
         """Wait until the publisher, connected, has found nothing left to send.
@@ -442,7 +452,7 @@ class Publisher:
         if code >= REFUSAL_MIN:
             log.warning("final status refused by the broker: %s", reason_name(code))
             return False
-        self._journal.mark_sent([msg.id])
+        self._mark_sent([msg.id])
         return True
 
     # -- the connection loop ----------------------------------------------------
@@ -633,7 +643,9 @@ class Publisher:
             self._check_stable()
             if not self._closing:
                 self._woken = False
-                batch = self._journal.pending(BATCH)
+                batch = list(self._unjournaled.values())
+                self._unjournaled.clear()
+                batch += self._journal.pending(BATCH)
                 if batch:
                     self._idle.clear()
                     await self._send(client, batch, window)
@@ -692,7 +704,7 @@ class Publisher:
             raise
         finally:
             if acked:
-                self._journal.mark_sent(acked)
+                self._mark_sent(acked)
 
     def _lost_in_flight(self, client: _AckingClient, head: OutboxMessage, *, alone: bool) -> None:
         """The connection went with ``head`` the oldest message not acknowledged.
@@ -752,8 +764,19 @@ class Publisher:
             raise _ConnectionLost("connection lost with messages in flight")
         raise _AckTimeout(f"no PUBACK within {self._ack_timeout_s:.0f} s")
 
+    def _mark_sent(self, ids: list[str]) -> None:
+        try:
+            self._journal.mark_sent(ids)
+        except JournalFault as exc:
+            # Not marked: they go again, with the same ids, once the journal commits.
+            log.debug("sent marks not journaled: %s", exc)
+
     def _refused(self, msg: OutboxMessage, code: int) -> None:
-        first = self._journal.mark_refused(msg.id, code)
+        try:
+            first = self._journal.mark_refused(msg.id, code)
+        except JournalFault as exc:
+            log.debug("refusal not journaled: %s", exc)
+            first = False
         if first:
             log.warning(
                 "the broker refused message %s on %s: %s; it stays in the outbox",

@@ -20,6 +20,12 @@ from pathlib import Path
 from table_controller.engine import PublishRefused
 from table_controller.service.config import ConfigError, TableConfig, load_config
 from table_controller.service.devices import console_task, sensors_task, shoe_task
+from table_controller.service.errors import (
+    EXIT_CONFIG,
+    EXIT_JOURNAL,
+    JournalError,
+    JournalFault,
+)
 from table_controller.service.journal import Journal, OutboxMessage
 from table_controller.service.publisher import Publisher, PublisherConfigError
 from table_controller.service.runner import TableRunner
@@ -30,6 +36,9 @@ log = logging.getLogger(__name__)
 STATUS_INTERVAL_S = 1.0
 """MQTT.md: status when the outbox figures change, at most once a second."""
 FINAL_STATUS_TIMEOUT_S = 3.0
+JOURNAL_RETRY_S = 1.0
+"""GAME.md JOURNAL_FAULT: how often a faulty journal is tried again."""
+PRUNE_INTERVAL_S = 60.0
 
 
 class TableService:
@@ -54,6 +63,7 @@ class TableService:
             self.journal.close()
             raise
         self.runner.wake_publisher = self.publisher.wake
+        self.runner.publish_unjournaled = self.publisher.offer
         self.ready = asyncio.Event()
         self.stopping = False
         # The devices and outbox figures of the last status the status task
@@ -113,6 +123,8 @@ class TableService:
                     tg.create_task(sensors_task(self.runner, devices.sensors), name="sensors"),
                     tg.create_task(self._status_task(), name="status"),
                     tg.create_task(self._views_task(), name="views"),
+                    tg.create_task(self._journal_fault_task(), name="journal-fault"),
+                    tg.create_task(self._prune_task(), name="prune"),
                 ]
                 interval = watchdog_interval_s()
                 if interval is not None:
@@ -186,6 +198,23 @@ class TableService:
             await self.runner.views_due.wait()
             self.runner.flush_views()
 
+    async def _journal_fault_task(self) -> None:
+        """GAME.md JOURNAL_FAULT: the table recovers by itself once commits succeed."""
+        while True:
+            await self.runner.fault_raised.wait()
+            while not self.runner.retry_journal():  # noqa: ASYNC110 (polls the disk)
+                await asyncio.sleep(JOURNAL_RETRY_S)
+
+    async def _prune_task(self) -> None:
+        """Bounded disk (``[storage] keep_days`` and ``prune``)."""
+        storage = self.cfg.storage
+        while True:
+            try:
+                self.journal.prune(keep_days=storage.keep_days, mode=storage.prune)
+            except JournalFault as exc:
+                log.warning("journal not pruned: %s", exc)
+            await asyncio.sleep(PRUNE_INTERVAL_S)
+
     async def _watchdog_task(self, interval_s: float) -> None:
         # Pinged from the event loop, so a stalled loop stops the pings and
         # systemd restarts the service.
@@ -229,10 +258,19 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_config(args.config)
     except ConfigError as exc:
         print(f"table-controller: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     try:
         asyncio.run(serve(cfg))
     except PublisherConfigError as exc:
         print(f"table-controller: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
+    except JournalFault as exc:
+        # Disk full or an I/O error at start: a restart may succeed once there is room.
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return 1
+    except JournalError as exc:
+        # Damaged, held by another process, or another table's: restarting cannot help
+        # (the unit's RestartPreventExitStatus names this status).
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return EXIT_JOURNAL
     return 0
