@@ -441,7 +441,8 @@ class Journal:
         pruned = self._transaction(work, synced=False)
         if pruned.messages or pruned.inputs:
             with contextlib.suppress(sqlite3.Error):
-                db.execute(f"PRAGMA incremental_vacuum({_VACUUM_PAGES})").fetchall()
+                # Stepped to the end by executescript (one execute() step frees one page).
+                db.executescript(f"PRAGMA incremental_vacuum({_VACUUM_PAGES});")
         return pruned
 
     # -- outbox: reading ---------------------------------------------------------
