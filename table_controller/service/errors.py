@@ -20,6 +20,8 @@ EXIT_CONFIG: Final = 2
 """A config or broker setting is wrong: restarting cannot help."""
 EXIT_JOURNAL: Final = 3
 """The journal is damaged or belongs to another table: restarting cannot help."""
+EXIT_IDENTITY: Final = 4
+"""Another controller that started earlier runs this table (MQTT.md): this one yielded."""
 
 
 class JournalError(RuntimeError):
@@ -42,14 +44,20 @@ class JournalCorrupt(JournalError):
     """The file is damaged: it fails SQLite's check or holds an unreadable row."""
 
 
+class IdentityYielded(RuntimeError):
+    """Another controller that started earlier runs this table: this one stopped (MQTT.md)."""
+
+
 class DuplicateMessageId(ValueError):
     """A message was enqueued with an ``id`` already in the outbox (a producer bug)."""
 
 
 __all__ = [
     "EXIT_CONFIG",
+    "EXIT_IDENTITY",
     "EXIT_JOURNAL",
     "DuplicateMessageId",
+    "IdentityYielded",
     "JournalCorrupt",
     "JournalError",
     "JournalFault",

@@ -337,6 +337,8 @@ class Publisher:
         on_connect: Callable[[], None] = _noop,
         on_refused: Callable[[OutboxMessage, int], None] = _noop_refused,
         on_identity_conflict: Callable[[str], None] = _noop_conflict,
+        subscriptions: tuple[str, ...] = (),
+        on_message: Callable[[str, bytes], None] | None = None,
         retry_initial_s: float = RETRY_INITIAL_S,
         retry_max_s: float = RETRY_MAX_S,
         identity_conflict_retry_s: float = IDENTITY_CONFLICT_RETRY_S,
@@ -355,6 +357,9 @@ class Publisher:
         self._on_connect = on_connect
         self._on_refused = on_refused
         self._on_identity_conflict = on_identity_conflict
+        # MQTT.md: the table reads its own ack and replay (and its own retained status).
+        self._subscriptions = subscriptions
+        self._on_message = on_message
         self._retry_initial_s = retry_initial_s
         self._retry_max_s = retry_max_s
         self._conflict_retry_s = identity_conflict_retry_s
@@ -398,6 +403,7 @@ class Publisher:
         # Messages the journal cannot take (GAME.md JOURNAL_FAULT): sent from memory,
         # ahead of the outbox, once; the latest per retained topic.
         self._unjournaled: dict[str, OutboxMessage] = {}
+        self._reconnect_now = asyncio.Event()
 
     def _properties(self, packet: int) -> Properties | None:
         if not self._v5:
@@ -417,6 +423,24 @@ class Publisher:
         fut = self._wake_fut
         if fut is not None and not fut.done():
             fut.set_result(None)
+
+    def halt(self) -> None:
+        """Publish nothing more from the outbox (this controller yields its table)."""
+        self._closing = True
+        self.wake()
+
+    def subscribe(self, topics: tuple[str, ...]) -> None:
+        """Read these topics (at the next connect) and hand what arrives to ``on_message``."""
+        self._subscriptions = topics
+
+    def reconnect_now(self) -> None:
+        """MQTT.md, one controller per table: the other one yields, so the long back-off
+        of a suspected identity conflict ends now."""
+        if self.identity_conflict:
+            log.info("the other controller of this table yields: reconnecting now")
+        self.identity_conflict = False
+        self._peer_closes = 0
+        self._reconnect_now.set()
 
     def offer(self, msg: OutboxMessage) -> None:
         """Send ``msg`` without the journal (it cannot commit); a retained one replaces
@@ -488,7 +512,10 @@ class Publisher:
                 self._log_failed_connect(error, failed_attempts)
                 delay = self._backoff(failed_attempts)
             self.retry_delay_s = delay
-            await asyncio.sleep(delay)
+            self._reconnect_now.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._reconnect_now.wait()
 
     def _new_client(self) -> _AckingClient:
         will: aiomqtt.Will | None = None
@@ -633,6 +660,26 @@ class Publisher:
     # -- draining ----------------------------------------------------------------
 
     async def _serve(self, client: _AckingClient) -> None:
+        if not self._subscriptions or self._on_message is None:
+            await self._drain(client)
+            return
+        await client.subscribe([(topic, 1) for topic in self._subscriptions])
+        reader = asyncio.create_task(self._read(client), name="publisher-reader")
+        try:
+            await self._drain(client)
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                await reader
+
+    async def _read(self, client: _AckingClient) -> None:
+        on_message = self._on_message
+        assert on_message is not None
+        async for msg in client.messages:
+            payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload).encode()
+            self._call(on_message, str(msg.topic), payload)
+
+    async def _drain(self, client: _AckingClient) -> None:
         lost = client.lost
         loop = asyncio.get_running_loop()
         window = min(MAX_IN_FLIGHT, client.receive_maximum or MAX_IN_FLIGHT)

@@ -101,7 +101,9 @@ class TableRunner:
         self.journal = journal
         self.clock = clock
         self.instance = str(uuid.uuid4())
-        self.started = clock()
+        # To the millisecond, as status carries it: instances compare their starts.
+        now = clock()
+        self.started = now.replace(microsecond=now.microsecond // 1000 * 1000)
         self.checkpoint_every = checkpoint_every
         restored = restore(cfg, journal)
         self.replayed = restored.replayed
