@@ -171,7 +171,8 @@ class Inbox:
                 # The other one's last will replaced our status: say again that we are online.
                 runner.enqueue_status()
             return
-        other = f"instance {status.instance} (started {status.started})"
+        when = "unknown" if status.started is None else status.started.isoformat()
+        other = f"instance {status.instance} (started {when})"
         if status.started is None or status.started == runner.started:
             log.warning(
                 "another controller runs as this table: %s; cannot tell which started first, "

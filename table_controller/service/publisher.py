@@ -85,6 +85,9 @@ DEFAULT_TLS_PORT: Final = 8883
 RETRY_INITIAL_S: Final = 0.5
 RETRY_MAX_S: Final = 30.0
 IDENTITY_CONFLICT_RETRY_S: Final = 300.0
+# MQTT 5: the will waits this long for a reconnect to the session, which lives a little longer.
+WILL_DELAY_S: Final = 5
+SESSION_EXPIRY_S: Final = 10
 # A connection that stays up this long is no longer one of a series of take-overs.
 STABLE_CONNECTION_S: Final = 60.0
 PEER_CLOSES_FOR_CONFLICT: Final = 3
@@ -381,6 +384,16 @@ class Publisher:
             )
         self._publish_props = self._properties(PacketTypes.PUBLISH)
         self._will_props = self._properties(PacketTypes.WILLMESSAGE)
+        self._connect_props: Properties | None = None
+        if self._v5:
+            assert self._will_props is not None
+            # MQTT.md, one controller per table: a session that outlives the connection
+            # by a little and a will that waits for it. A second controller taking the
+            # session then does not make the broker publish the first one's will
+            # (MQTT 5 §3.1.3.2.2), so each still sees the other's `online: true`.
+            self._will_props.WillDelayInterval = WILL_DELAY_S
+            self._connect_props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            self._connect_props.SessionExpiryInterval = SESSION_EXPIRY_S
 
         self.connected = False
         self.identity_conflict = False
@@ -540,6 +553,8 @@ class Publisher:
             protocol=aiomqtt.ProtocolVersion.V5 if self._v5 else aiomqtt.ProtocolVersion.V311,
             will=will,
             clean_session=None if self._v5 else True,
+            clean_start=False if self._v5 else paho.MQTT_CLEAN_START_FIRST_ONLY,
+            properties=self._connect_props,
             keepalive=self._mqtt.keepalive_s,
             timeout=CONNECT_TIMEOUT_S,
             tls_context=self._tls,
