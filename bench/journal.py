@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.feeder import Feeder, SteppedClock
-from bench.latency import RESULTS_DIR, filesystem_of, machine, now_iso, write_results
+from bench.figures import RESULTS_DIR, filesystem_of, machine, now_iso, write_results
 from table_controller.service.config import TableConfig, parse_config
 from table_controller.service.journal import Journal
 from table_controller.service.runner import TableRunner
@@ -96,6 +96,7 @@ def play(path: Path, rounds: int, keep_days: float) -> dict[str, Any]:
     assert again.engine.state.stats.rounds == runner.engine.state.stats.rounds
     journal.close()
     return {
+        "benchmark": "journal",
         "rounds": rounds,
         "keep_days": keep_days,
         "inputs": inputs,

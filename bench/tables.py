@@ -64,7 +64,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bench.latency import RESULTS_DIR, BenchError, machine, now_iso, write_results
+from bench.figures import NODELAY, RESULTS_DIR, BenchError, machine, now_iso, write_results
 from bench.tables_pit import (
     CountingPitModel,
     DiscardCounter,
@@ -318,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise BenchError(f"{journal_dir}: less than 256 MB free for the journals")
     runs = []
     for count in counts:
-        with MosquittoBroker() as broker:
+        with MosquittoBroker(extra_config=NODELAY) as broker:
             figures = asyncio.run(
                 run_tables(
                     broker,
