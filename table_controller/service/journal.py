@@ -318,11 +318,8 @@ class Journal(OutboxQueries):
         def work(db: sqlite3.Connection) -> None:
             retained_topics: set[str] = set()
             for id_ in ids:
-                row = db.execute(SQL.UNSENT_BY_ID, (id_,)).fetchone()
-                if row is None:
-                    continue
-                db.execute(SQL.MARK_SENT, (at, id_))
-                if row["retain"]:
+                row = db.execute(SQL.MARK_SENT, (at, id_)).fetchone()
+                if row is not None and row["retain"]:
                     retained_topics.add(row["topic"])
             for topic in retained_topics:
                 db.execute(SQL.DROP_OLD_RETAINED, (topic, topic))
