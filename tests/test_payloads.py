@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from table_controller.feed.envelope import Envelope
 from table_controller.feed.payloads import (
     BURN_ROLES,
     RFC3339_PATTERN,
@@ -32,6 +31,7 @@ from table_controller.feed.payloads import (
     rfc3339,
 )
 from table_controller.service.config import parse_config
+from table_controller.service.envelope import Envelope
 
 ENV = Envelope(table="war-07", site="main-floor", prefix="casino/main-floor/table/war-07")
 TS = datetime(2025, 3, 1, 20, 15, tzinfo=UTC)

@@ -14,7 +14,6 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from table_controller.cli import main
-from table_controller.feed.envelope import Envelope
 from table_controller.feed.examples import EXAMPLES
 from table_controller.feed.payloads import (
     RFC3339_PATTERN,
@@ -27,6 +26,7 @@ from table_controller.feed.payloads import (
     parse_payload,
 )
 from table_controller.feed.schema import render, schema_file, write
+from table_controller.service.envelope import Envelope
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         ("run", "run the table service from a config file"),
         ("odds", "exact house edge and variance of a rules profile"),
         ("history", "hand records rebuilt from the journal"),
+        ("journal", "verify a journal's checkpoints and records (auditors)"),
         ("pit", "live pit display of every table of a site"),
         ("schema", "write the JSON Schemas and AsyncAPI document"),
         ("sim", "run one simulated device for a test rig"),

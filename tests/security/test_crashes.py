@@ -27,7 +27,7 @@ import pytest
 
 from table_controller.rigs.rig import TableRig, TableSpec
 from table_controller.rigs.scenario import _BrokerGate
-from table_controller.service.publisher import KILL_BEFORE_MARK_ENV
+from table_controller.service.publisher_drain import KILL_BEFORE_MARK_ENV
 from tests.security.crash_rig import (
     CrashableBroker,
     check_nothing_lost,

@@ -19,7 +19,7 @@ from table_controller.feed.events import TABLE_EVENT
 from table_controller.feed.records import WarRound
 from table_controller.feed.status import TableState, TableStatus
 from table_controller.feed.topics import TOPIC_RULES, Topic
-from table_controller.service.journal import OutboxMessage
+from table_controller.service.outbox import OutboxMessage
 
 if TYPE_CHECKING:
     from table_controller.service.config import TableConfig
