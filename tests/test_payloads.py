@@ -438,7 +438,9 @@ def round_records(draw: st.DrawFn) -> dict[str, Any]:
         "dealer": draw(st.none() | st.text(min_size=1, max_size=20)),
         "rules": draw(st.sampled_from(["ny", "uk", "standard"])),
         "rules_overrides": draw(
-            st.dictionaries(st.sampled_from(["tie_odds", "war.win.war.net_per_unit"]), st.integers())
+            st.dictionaries(
+                st.sampled_from(["tie_odds", "war.win.war.net_per_unit"]), st.integers()
+            )
         ),
         "started": started,
         "ended": started + timedelta(seconds=draw(st.integers(0, 3600))),
