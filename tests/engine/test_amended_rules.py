@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from table_controller.engine import (
+    DeviceName,
     DeviceOffline,
     DeviceOnline,
     ShoeStatus,
@@ -19,7 +20,6 @@ from table_controller.engine import (
     state_view,
 )
 from table_controller.engine.rules import NY, UK
-from table_controller.feed.records import record_body
 from table_controller.service.config import ConfigError, parse_config
 
 from .helpers import INITIAL, WAR, Table, bit
@@ -27,8 +27,9 @@ from .helpers import INITIAL, WAR, Table, bit
 
 def _online(rules: Any = NY, **kwargs: Any) -> Table:
     t = Table.of(rules, **kwargs)
-    for device in ("shoe", "sensors", "console"):
-        t.feed(DeviceOnline(t.at(), device))  # type: ignore[arg-type]
+    devices: tuple[DeviceName, ...] = ("shoe", "sensors", "console")
+    for device in devices:
+        t.feed(DeviceOnline(t.at(), device))
     t.open_shoe()
     return t
 
