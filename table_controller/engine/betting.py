@@ -68,9 +68,10 @@ def latch(t: Table, by: LatchedBy) -> None:
     present = spots.present
     fault = spots.fault
     cents = dict(spots.values) if spots.values is not None else {}
+    lights = 0
     for p in range(1, t.setup.positions + 1):
         initial = spot_bit(p, SPOT_INITIAL)
-        tie = initial + 1
+        tie = spot_bit(p, SPOT_TIE)
         if (fault >> initial) & 1:
             # GAME.md rule 3: a faulty initial-spot sensor at the latch closes the
             # position: the controller cannot vouch for what it holds.
@@ -78,6 +79,7 @@ def latch(t: Table, by: LatchedBy) -> None:
         elif (present >> initial) & 1:
             tie_wager = Wager(cents.get(tie)) if (present >> tie) & 1 else None
             rnd.hands[p] = Hand(p, Wager(cents.get(initial)), tie_wager)
+            lights |= 1 << initial
         elif (present >> tie) & 1:
             # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
             rnd.void_ties.append((p, cents.get(tie)))
@@ -91,7 +93,7 @@ def latch(t: Table, by: LatchedBy) -> None:
     # lights the initial spots in play until the dealer's card is placed.
     order = " ".join([f"P{p}" for p in rnd.hands] + ["D"])
     t.out.append(ConsoleShow(f"deal {order}"))
-    t.out.append(SetLights(in_play_lights(t)))
+    t.out.append(SetLights(lights))
     for p in rnd.closed:
         # GAME.md rule 3: critical; CONFIRM (the chips returned) or VOID_ROUND.
         sensor_fault(t, p, SpotKind.INITIAL, critical=True)

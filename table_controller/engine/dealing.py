@@ -44,7 +44,7 @@ def card_event(t: Table, slot: CardSlot, *, moved: bool = False) -> None:
     data: dict[str, object] = {
         "n": slot.n,
         # §(h)(1): a burn card's rank is revealed to no one at the table.
-        "card": None if is_burn(slot.role) else slot.card,
+        "card": slot.card if slot.card is None or not is_burn(slot.role) else None,
         "role": slot.role,
         "position": slot.position,
         "source": slot.source,
@@ -62,17 +62,25 @@ def compare(player: str | None, dealer: str | None) -> Outcome:
     return Outcome.WIN if p > d else Outcome.LOSE if p < d else Outcome.TIE
 
 
+def _repeated(t: Table) -> None:
+    t.stats = replace(t.stats, duplicate_reads=t.stats.duplicate_reads + 1)
+
+
 def _new_read(t: Table, n: int) -> bool:
     if n <= t.last_read_n:
-        t.stats = replace(t.stats, duplicate_reads=t.stats.duplicate_reads + 1)
+        _repeated(t)
         return False
     t.last_read_n = n
     return True
 
 
 def on_card(t: Table, inp: CardRead) -> None:
-    if _new_read(t, inp.n):
-        take_read(t, inp.n, inp.card if inp.card in CARD_INDEX else None)
+    n = inp.n
+    if n <= t.last_read_n:
+        _repeated(t)
+        return
+    t.last_read_n = n
+    take_read(t, n, inp.card if inp.card in CARD_INDEX else None)
 
 
 def on_misread(t: Table, inp: Misread) -> None:
@@ -139,7 +147,12 @@ def take_read(t: Table, n: int, card: str | None) -> None:
     shoe = t.shoe
     rnd = t.round
     shoe.cards_read += 1
-    foreign = card is not None and count_card(t, card)
+    foreign = False
+    if card is not None:
+        # FOREIGN_CARD: more copies read than the shoe's decks hold.
+        i = CARD_INDEX[card]
+        shoe.counts[i] += 1
+        foreign = shoe.counts[i] > t.setup.decks
     if (
         shoe.burns_due > 0
         and not rnd.deal_started

@@ -117,7 +117,10 @@ class RoundEngine:
         out: list[Output] = []
         t.out = out
         handler(t, inp)
-        advance(t)
+        rnd = t.round
+        if rnd.latched and rnd.plan_i == len(rnd.plan):
+            # The deal is complete: settle it, unless held.
+            advance(t)
         return out
 
     def snapshot(self) -> EngineSnapshot:

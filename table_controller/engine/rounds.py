@@ -12,6 +12,7 @@ from table_controller.engine.domain import (
     Outcome,
     Phase,
     ResolvedBy,
+    Stats,
 )
 from table_controller.engine.outputs import ConsoleShow, EventType, RoundRecorded, SetLights
 from table_controller.engine.records import RoundRecord, WagerResult
@@ -67,16 +68,20 @@ def finish_round(t: Table) -> None:
                 wars += 1
             elif h.decision is Decision.SURRENDER:
                 surrenders += 1
-    t.stats = replace(
-        st,
+    # Every field named: ``replace`` would cost more than the round's arithmetic.
+    t.stats = Stats(
         rounds=st.rounds + 1,
         ties=st.ties + ties,
         wars=st.wars + wars,
         surrenders=st.surrenders + surrenders,
+        voids=st.voids,
+        alerts_by_code=st.alerts_by_code,
         drop=drop,
         win=win,
         first_started=st.first_started if st.first_started is not None else t.round.started,
         last_ended=t.at,
+        duplicate_reads=st.duplicate_reads,
+        discarded=st.discarded,
     )
     next_round(t)
 
