@@ -215,10 +215,10 @@ class TableMachine(RuleBasedStateMachine):
         for r in settled:
             for pos in r.positions:
                 for w in pos.wagers:
-                    spot = {"initial": 0, "tie": 1, "war": 2}.get(w.spot.value)
-                    if spot is None or w.result.value == "void" or w.amount is None:
+                    kind = {"initial": 0, "tie": 1, "war": 2}.get(w.spot.value)
+                    if kind is None or w.result.value == "void" or w.amount is None:
                         continue
-                    shown = self.at_latch.get((pos.position - 1) * 3 + spot)
+                    shown = self.at_latch.get((pos.position - 1) * 3 + kind)
                     assert w.amount == shown, (
                         f"P{pos.position} {w.spot.value} settled at {w.amount}, "
                         f"the sensors showed {shown} at its latch"
