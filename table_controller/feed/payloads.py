@@ -60,6 +60,7 @@ from table_controller.engine.domain import Phase as Phase
 from table_controller.engine.domain import ResolvedBy as ResolvedBy
 from table_controller.engine.domain import Role, Source, SpotKind
 from table_controller.engine.domain import Severity as Severity
+from table_controller.engine.records import WagerResult as WagerResult
 from table_controller.engine.rules import RulesName as RulesName
 from table_controller.service.journal import OutboxMessage
 
@@ -183,14 +184,6 @@ RoundId: TypeAlias = Annotated[StrictInt, Field(ge=1)]
 
 
 BURN_ROLES: Final = frozenset({CardRole.BURN, CardRole.WAR_BURN})
-
-
-class WagerResult(StrEnum):
-    WIN = "win"
-    LOSE = "lose"
-    PUSH = "push"
-    SURRENDER = "surrender"
-    VOID = "void"
 
 
 class DeviceCondition(StrEnum):
