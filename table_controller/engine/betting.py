@@ -193,6 +193,12 @@ def _difference(kind: Guard, amount: int | None, present: bool, value: int | Non
 
 
 def on_spots(t: Table, inp: SpotsChanged) -> None:
+    """A sensor snapshot: the layout's chips; after the latch, the wagers' guard.
+
+    §(g)(2): once wagers are latched no player may handle, remove or alter a
+    wager until it is decided, so each guarded spot is compared with its
+    latched state (GAME.md "latched amount").
+    """
     nbits = t.setup.positions * SPOTS_PER_POSITION
     mask = (1 << nbits) - 1
     present = inp.present & mask if inp.present >= 0 else 0
