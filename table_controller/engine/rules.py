@@ -3,8 +3,7 @@
 A profile is data, not a code path: the engine and the odds tool read every
 number from here. The config validates a table's profile and overrides at the
 edge (``service/config.py``) and builds these; they check their own ranges,
-raising ``RulesError`` naming the field. Sources (the project's
-``docs/rules.md``):
+raising ``RulesError`` naming the field. Sources:
 
 - ``ny``: 9 NYCRR §5324.22 (cited as §(x)(n)).
 - ``uk``: the UK Casino War rules outline.
