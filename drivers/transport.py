@@ -212,8 +212,15 @@ class SerialTransport:
             finally:
                 with self._lock:
                     self._port = None
+                    # pyserial's socket:// close() skips closing its socket when the
+                    # shutdown before it fails (a peer that already reset the link),
+                    # leaving the descriptor open: close it here as well.
+                    sock = getattr(port, "_socket", None)
                     with contextlib.suppress(Exception):
                         port.close()
+                    if sock is not None:
+                        with contextlib.suppress(Exception):
+                            sock.close()
         finally:
             self._call(loop, _set_result, closed)
 
