@@ -71,7 +71,7 @@ def latch(t: Table, by: LatchedBy) -> None:
     lights = 0
     for p in range(1, t.setup.positions + 1):
         initial = spot_bit(p, SPOT_INITIAL)
-        tie = spot_bit(p, SPOT_TIE)
+        tie = initial + SPOT_TIE
         if (fault >> initial) & 1:
             # GAME.md rule 3: a faulty initial-spot sensor at the latch closes the
             # position: the controller cannot vouch for what it holds.

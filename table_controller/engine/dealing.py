@@ -14,6 +14,7 @@ from table_controller.engine.alerts import raise_alert
 from table_controller.engine.betting import anyone_playing, latch
 from table_controller.engine.cards import CARD_INDEX, CARD_RANK
 from table_controller.engine.domain import (
+    BURN_ROLES,
     SPOT_WAR,
     AlertCode,
     CardSlot,
@@ -22,7 +23,6 @@ from table_controller.engine.domain import (
     Phase,
     Role,
     Source,
-    is_burn,
     spot_bit,
 )
 from table_controller.engine.inputs import (
@@ -44,7 +44,7 @@ def card_event(t: Table, slot: CardSlot, *, moved: bool = False) -> None:
     data: dict[str, object] = {
         "n": slot.n,
         # §(h)(1): a burn card's rank is revealed to no one at the table.
-        "card": slot.card if slot.card is None or not is_burn(slot.role) else None,
+        "card": None if slot.role in BURN_ROLES else slot.card,
         "role": slot.role,
         "position": slot.position,
         "source": slot.source,
@@ -194,7 +194,7 @@ def take_read(t: Table, n: int, card: str | None) -> None:
         taken = cards[-1] if cards and cards[-1].n == n else None
         # §(h)(1): a burn card's rank is revealed to no one, not even in an alert.
         # GAME.md: a card set aside may be a burn drawn early: no rank either.
-        hidden = taken is None or is_burn(taken.role)
+        hidden = taken is None or taken.role in BURN_ROLES
         shown = "a card" if taken is None else "a burn card" if hidden else card
         raise_alert(
             t,
@@ -220,7 +220,7 @@ def deal(t: Table, n: int, card: str | None) -> None:
     """Place the card in the next place of the deal (§(h)(3), §(i)(5)(i))."""
     rnd = t.round
     role, position = rnd.plan[rnd.plan_i]
-    pending = card is None and not is_burn(role)
+    pending = card is None and role not in BURN_ROLES
     slot = CardSlot(n, card, role, position, Source.SHOE, pending)
     rnd.cards.append(slot)
     rnd.plan_i += 1

@@ -59,13 +59,8 @@ class Role(StrEnum):
     WAR_DEALER = "war_dealer"
 
 
+# §(h)(1): a burn card's rank is revealed to no one at the table.
 BURN_ROLES: Final = frozenset({Role.BURN, Role.WAR_BURN})
-
-
-def is_burn(role: Role) -> bool:
-    """A burn card's place: its rank is revealed to no one at the table (§(h)(1))."""
-    # Identity tests: an enum's hash (for set membership) is a Python-level call.
-    return role is Role.BURN or role is Role.WAR_BURN
 
 
 class Source(StrEnum):
