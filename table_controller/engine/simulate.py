@@ -31,6 +31,7 @@ from table_controller.engine.domain import (
     spot_bit,
 )
 from table_controller.engine.engine import RoundEngine
+from table_controller.engine.errors import RulesError
 from table_controller.engine.inputs import CardRead, ConsolePress, CoverRead, Input, SpotsChanged
 from table_controller.engine.outputs import ConsoleReply, Output, Refusal, RoundRecorded
 from table_controller.engine.records import RoundRecord
@@ -60,7 +61,7 @@ class Session:
         keep: bool = False,
     ) -> None:
         if not 0.0 < penetration <= 1.0:
-            raise ValueError("penetration: a fraction of the shoe in (0, 1]")
+            raise RulesError("penetration", "a fraction of the shoe in (0, 1]")
         self.setup = setup
         self.engine = RoundEngine(setup)
         self.rng = random.Random(seed)
@@ -230,9 +231,9 @@ def simulate(
 ) -> SimulationResult:
     """Play ``rounds`` settled rounds through the engine from seeded shoes; measure the edge."""
     if rounds < 1:
-        raise ValueError("rounds: at least 1")
+        raise RulesError("rounds", "at least 1")
     if policy not in ("war", "surrender"):
-        raise ValueError("policy: 'war' or 'surrender'")
+        raise RulesError("policy", "'war' or 'surrender'")
     session = Session(TableSetup(rules, decks, positions), seed=seed, penetration=penetration)
     # One unit on each position's initial and tie spots.
     base: dict[int, int | None] = {}
