@@ -1,4 +1,4 @@
-"""The table configuration (TOML, ``../shared/spec/DEVICES.md``), validated at start.
+"""The table configuration (TOML), validated at start.
 
 Unknown keys and bad values fail with a message naming the key. The table names
 a rules profile (``[table] rules``) and may override its fields in an optional
