@@ -29,6 +29,10 @@ test: system lint
 bench: $(STAMP)
 	$(PY) -m bench
 
+# The parsers under coverage-guided fuzzing (atheris); make test runs a short bounded pass.
+fuzz: $(STAMP)
+	$(PY) -m fuzz --runs 100000 --json bench/results/fuzz.json
+
 schema: $(STAMP)
 	$(VENV)/bin/table-controller schema --out docs
 

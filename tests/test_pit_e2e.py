@@ -24,15 +24,11 @@ from paho.mqtt.reasoncodes import ReasonCode
 from rich.console import Console
 
 from table_controller import cli
-from table_controller.pit.display import (
-    BrokerLink,
-    Link,
-    PitConnectError,
-    PitModel,
-    TableView,
-    subscription_refusal,
-    watch,
-)
+from table_controller.feed.topics import RETAINED_TOPICS
+from table_controller.pit.client import subscription_refusal, watch
+from table_controller.pit.errors import PitConnectError
+from table_controller.pit.model import PitModel
+from table_controller.pit.views import BrokerLink, Link, TableView
 from table_controller.rigs.broker import MosquittoBroker, free_port
 from tests.test_pit_payloads import (
     TABLE,
@@ -88,7 +84,7 @@ def _retained(site: str, table: str = TABLE) -> list[Message]:
 
 
 def _cleared(site: str, table: str = TABLE) -> list[Message]:
-    return [(topic(kind, table, site), b"", True) for kind in ("status", "state", "stats")]
+    return [(topic(kind, table, site), b"", True) for kind in sorted(RETAINED_TOPICS)]
 
 
 class _Until:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import random
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -12,16 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from table_controller.pit.display import (
-    DEFAULT_PREFIX,
-    Link,
-    PitConfigError,
-    PitModel,
-    TableKey,
-    TableView,
-    render,
-    subscription_filter,
-)
+from table_controller.feed.topics import DEFAULT_PREFIX
+from table_controller.pit.errors import PitConfigError
+from table_controller.pit.model import PitModel
+from table_controller.pit.render import render
+from table_controller.pit.topics import subscription_filter
+from table_controller.pit.views import Link, TableKey, TableView
 from tests.test_pit_payloads import (
     SITE,
     TABLE,
@@ -184,6 +182,63 @@ def test_alert_raised_then_resolved() -> None:
     model.feed(topic("alerts"), enc(alert("a-2", "MISREAD", resolved_by="CARD")))
     assert _view(model).open_alerts == ()
     _consistent(model)
+
+
+def _alert_ids(model: PitModel) -> tuple[list[str], list[str]]:
+    view = _view(model)
+    return [a.alert for a in view.open_alerts], [a.alert for a in view.notices]
+
+
+def test_alerts_an_instance_left_behind_go_when_its_status_goes_offline() -> None:
+    # The running table A and an intruder B with the same id (MQTT.md: one controller per
+    # table). B's alerts stayed on the pit after B exited; now its last will clears them.
+    model = _model()
+    model.feed(topic("status"), enc(status(instance="A", msg_id="s-a")))
+    model.feed(topic("alerts"), enc(alert("a-1", "MISREAD")))
+    model.feed(topic("alerts"), enc(alert("a-2", "LATE_WAGER", "warning")))
+    model.feed(topic("status"), enc(status(instance="B", msg_id="s-b")))
+    assert _alert_ids(model) == ([], [])  # A's status went: replaced by B's
+    for n in range(3):
+        model.feed(topic("alerts"), enc(alert(f"b-{n}", "DEVICE_OFFLINE", spot=None)))
+    assert _alert_ids(model) == (["b-0", "b-1", "b-2"], [])
+    model.feed(topic("status"), enc(last_will(instance="B")))
+    assert _alert_ids(model) == ([], [])
+    model.feed(topic("status"), enc(status(instance="A", msg_id="s-a2")))
+    model.feed(topic("alerts"), enc(alert("a-3", "MISREAD")))
+    assert _alert_ids(model) == (["a-3"], [])
+    _consistent(model)
+
+
+def test_an_instance_going_offline_keeps_the_alerts_of_another() -> None:
+    model = _model()
+    model.feed(topic("status"), enc(status(instance="A", msg_id="s-a")))
+    model.feed(topic("alerts"), enc(alert("a-1", "MISREAD")))
+    model.feed(topic("status"), enc(last_will(instance="B")))  # a stale will of another
+    assert _alert_ids(model) == (["a-1"], [])
+    model.feed(topic("status"), enc(status(instance="A", msg_id="s-a3")))
+    assert _alert_ids(model) == (["a-1"], [])  # the same instance again changes nothing
+
+
+def test_alerts_seen_before_any_instance_stay_until_a_status_goes_offline() -> None:
+    model = _model()
+    model.feed(topic("alerts"), enc(alert("x-1", "MISREAD")))
+    model.feed(topic("status"), enc(status(instance="A", msg_id="s-a")))
+    assert _alert_ids(model) == (["x-1"], [])
+    model.feed(topic("status"), enc(last_will(instance="A")))
+    assert _alert_ids(model) == (["x-1"], [])  # not A's
+    # A table that names no instance (an older one) leaves its alerts behind when it goes.
+    model.feed(topic("status"), enc(status(msg_id="s-old")))
+    model.feed(topic("alerts"), enc(alert("x-2", "MISREAD")))
+    model.feed(topic("status"), enc(last_will(ts="2025-03-01T20:16:00Z")))
+    assert _alert_ids(model) == ([], [])
+
+
+def test_a_recorders_ack_and_replay_are_neither_shown_nor_unexpected() -> None:
+    model = _model()
+    model.feed(topic("ack"), b'{"schema": "table-ack/1"}')
+    model.feed(topic("replay"), b"anything")
+    assert model.unexpected == model.malformed == 0
+    assert model.tables == []
 
 
 def test_device_offline_is_resolved_by_device_online() -> None:
@@ -626,3 +681,20 @@ def test_bad_prefixes_are_refused(prefix: str) -> None:
 def test_bad_sites_are_refused(site: str) -> None:
     with pytest.raises(PitConfigError, match="--site"):
         PitModel(site=site)
+
+
+def test_the_model_and_the_view_load_nothing_of_the_table_service() -> None:
+    """A pit machine runs no table: its model, parsing and rendering, and the feed's
+    payload models, import nothing of ``table_controller.service`` (checked in a fresh
+    interpreter, so that what other tests imported does not hide an import)."""
+    code = (
+        "import sys\n"
+        "import table_controller.feed.payloads, table_controller.pit.model\n"
+        "import table_controller.pit.render, table_controller.pit.views\n"
+        "print(sorted(m for m in sys.modules if m.startswith('table_controller.service')"
+        " or m in ('sqlite3', 'aiomqtt', 'paho')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.strip() == "[]"

@@ -70,8 +70,11 @@ def status(
     site: str = SITE,
     ts: str = TS,
     msg_id: str | None = None,
+    instance: str | None = None,
+    started: str | None = None,
 ) -> dict[str, Any]:
-    """`table-status/1`: online, version, rules, decks, positions, devices, outbox."""
+    """`table-status/1`: online, version, rules, decks, positions, devices, outbox, and
+    the process's ``instance`` and ``started`` when given."""
     payload = {
         **_envelope("table-status/1", table, site, ts),
         "online": online,
@@ -88,12 +91,19 @@ def status(
     }
     if msg_id is not None:
         payload["id"] = msg_id
+    if instance is not None:
+        payload.update(instance=instance, started=started or TS, currency="USD")
     return payload
 
 
-def last_will(table: str = TABLE, site: str = SITE, ts: str = TS) -> dict[str, Any]:
+def last_will(
+    table: str = TABLE, site: str = SITE, ts: str = TS, *, instance: str | None = None
+) -> dict[str, Any]:
     """The retained last will: `online: false` with the time of the connect."""
-    return {**_envelope("table-status/1", table, site, ts), "online": False}
+    will = {**_envelope("table-status/1", table, site, ts), "online": False}
+    if instance is not None:
+        will["instance"] = instance
+    return will
 
 
 def state(

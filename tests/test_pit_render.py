@@ -8,7 +8,9 @@ import json
 from rich.console import Console
 from rich.style import Style
 
-from table_controller.pit.display import BrokerLink, PitModel, render
+from table_controller.pit.model import PitModel
+from table_controller.pit.render import render
+from table_controller.pit.views import BrokerLink
 from tests.test_pit_payloads import (
     SITE,
     TABLE,
@@ -207,3 +209,24 @@ def test_many_tables_keep_their_lines_and_the_ones_needing_attention_keep_panels
     assert {"war-20", "war-19"} <= panels
     assert len(panels) == 12
     assert "8 of 20 tables shown by their overview line only" in text
+
+
+def test_the_detail_names_the_tables_currency() -> None:
+    model = PitModel(site=SITE)
+    model.feed(topic("status"), enc(status(instance="A")))
+    assert "amounts in USD" in _text(model)
+    model.feed(topic("status"), enc(status(msg_id="older")))
+    assert "amounts in" not in _text(model)
+
+
+def test_a_journal_that_cannot_commit_shows_beside_the_devices() -> None:
+    model = PitModel(site=SITE)
+    payload = status(instance="A")
+    payload["journal"] = {"state": "fault", "detail": "disk full"}
+    model.feed(topic("status"), enc(payload))
+    text = _text(model)
+    assert "journal fault" in text
+    assert "journal fault: disk full" in text
+    payload = {**payload, "id": "ok-again", "journal": {"state": "ok", "detail": None}}
+    model.feed(topic("status"), enc(payload))
+    assert "journal" not in _text(model)

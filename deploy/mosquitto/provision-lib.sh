@@ -1,5 +1,8 @@
 # shellcheck shell=bash
-# Shared by provision-table.sh and provision-pit.sh (sourced, not run).
+# Shared by the provisioning scripts (provision-table.sh, provision-pit.sh,
+# provision-recorder.sh, provision-bridge.sh; sourced, not run). It is the ACL
+# generator: the rules of each role (MQTT.md, "Who may do what on the broker")
+# are written here and nowhere else.
 #
 # Each account is one line of the broker's password file (mosquitto_passwd)
 # and one managed block of its ACL file:
@@ -28,6 +31,57 @@ provision_dir=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 die() {
     echo "${0##*/}: $*" >&2
     exit 1
+}
+
+# A table's topics under casino/SITE/table/ID (MQTT.md): the six it publishes,
+# exact leaves, and the two a recorder writes for it to read.
+readonly TABLE_LEAVES=(status state events rounds alerts stats)
+readonly RECORDER_LEAVES=(ack replay)
+
+# The rules of each role, one `topic ACCESS TOPIC` line each (mosquitto acl_file).
+#   table     writes its own six leaves, nothing deeper and not the bare table
+#             level; reads its own ack and replay, and its own status (a second
+#             controller started as the same table sees the first's retained
+#             status and yields: MQTT.md "One controller per table").
+#   pit       reads its site; writes nothing.
+#   recorder  reads its site; writes only ack and replay of its site's tables.
+#   bridge    a site broker's bridge on the central broker: writes the six leaves
+#             of its site's tables, reads their ack and replay.
+# A `+` in a topic line matches one whole level (any table id at the site).
+table_rules() { # SITE TABLE_ID
+    local base="casino/$1/table/$2" leaf
+    for leaf in "${TABLE_LEAVES[@]}"; do
+        if [[ $leaf == status ]]; then
+            printf 'topic readwrite %s/%s\n' "$base" "$leaf"
+        else
+            printf 'topic write %s/%s\n' "$base" "$leaf"
+        fi
+    done
+    for leaf in "${RECORDER_LEAVES[@]}"; do
+        printf 'topic read %s/%s\n' "$base" "$leaf"
+    done
+}
+
+pit_rules() { # SITE
+    printf 'topic read casino/%s/#\n' "$1"
+}
+
+recorder_rules() { # SITE
+    local leaf
+    printf 'topic read casino/%s/#\n' "$1"
+    for leaf in "${RECORDER_LEAVES[@]}"; do
+        printf 'topic write casino/%s/table/+/%s\n' "$1" "$leaf"
+    done
+}
+
+bridge_rules() { # SITE
+    local leaf
+    for leaf in "${TABLE_LEAVES[@]}"; do
+        printf 'topic write casino/%s/table/+/%s\n' "$1" "$leaf"
+    done
+    for leaf in "${RECORDER_LEAVES[@]}"; do
+        printf 'topic read casino/%s/table/+/%s\n' "$1" "$leaf"
+    done
 }
 
 # check_name WHAT VALUE: one whole topic level, as table_controller.service.config
@@ -104,15 +158,15 @@ write_secret() { # FILE SECRET
     mv -f -- "$tmp" "$1"
 }
 
-# provision KIND NAME ROTATE SECRET_FILE RULE...
-#   Creates or updates NAME's password and its ACL block. The secret is kept
+# provision KIND NAME ROTATE SECRET_FILE RULES
+#   Creates or updates NAME's password and its ACL block (RULES: the lines of
+#   one of the *_rules functions above). The secret is kept
 #   from SECRET_FILE when that file already holds one (unless ROTATE=1), so a
 #   second run changes nothing that matters; else a new one is made. It goes
 #   to SECRET_FILE (mode 0600) or, without one, to standard output.
 provision() {
-    local kind=$1 name=$2 rotate=$3 secret_file=$4
-    shift 4
-    local existing secret rule
+    local kind=$1 name=$2 rotate=$3 secret_file=$4 rules=$5
+    local existing secret
     take_lock
     ensure_files
     existing=$(account_kind "$name")
@@ -137,9 +191,7 @@ provision() {
         acl_without "$name"
         printf '# >>> %s %s\n' "$kind" "$name"
         printf 'user %s\n' "$name"
-        for rule in "$@"; do
-            printf '%s\n' "$rule"
-        done
+        printf '%s\n' "$rules"
         printf '# <<< %s %s\n' "$kind" "$name"
     } | replace_file "$acl_file"
 
@@ -169,4 +221,45 @@ deprovision() {
     fi
     acl_without "$name" | replace_file "$acl_file"
     echo "$kind '$name' removed; apply to a running broker: systemctl reload mosquitto" >&2
+}
+
+# usage: the calling script's USAGE line (set before sourcing this file).
+usage() {
+    echo "usage: ${0##*/} [--rotate | --remove] $USAGE" >&2
+    exit 2
+}
+
+# parse_options "$@": sets rotate, remove and args (the words after the options).
+parse_options() {
+    rotate=0
+    remove=0
+    while [[ $# -gt 0 && $1 == -* ]]; do
+        case $1 in
+            --rotate) rotate=1 ;;
+            --remove) remove=1 ;;
+            -h | --help) usage ;;
+            --) shift; break ;;
+            *) usage ;;
+        esac
+        shift
+    done
+    args=("$@")
+}
+
+# site_account_main KIND RULES_FN [OPTIONS] SITE NAME [SECRET_FILE]: the whole of
+# the pit, recorder and bridge scripts: one account per NAME, confined to SITE.
+site_account_main() {
+    local kind=$1 rules_fn=$2
+    shift 2
+    parse_options "$@"
+    set -- "${args[@]+"${args[@]}"}"
+    [[ $# -ge 2 && $# -le 3 ]] || usage
+    local site=$1 name=$2 secret_file=${3:-}
+    check_name site "$site"
+    check_name "$kind name" "$name"
+    if [[ $remove -eq 1 ]]; then
+        deprovision "$kind" "$name"
+    else
+        provision "$kind" "$name" "$rotate" "$secret_file" "$("$rules_fn" "$site")"
+    fi
 }

@@ -1,8 +1,9 @@
 """The ``table-controller`` command.
 
-Each subcommand lives in its own module, imported only when it is chosen, so a
-quick command (``odds``) does not pay for the service's imports. A module
-provides ``configure(parser)`` and ``run(args) -> int``.
+Each subcommand is one thin module here (``cli/<command>.py``), imported only
+when it is chosen, so a quick command (``odds``) does not pay for the service's
+imports. A module provides ``configure(parser)`` (its options) and
+``run(args) -> int`` (the exit status), and calls library code for the work.
 """
 
 from __future__ import annotations
@@ -16,15 +17,22 @@ from typing import Protocol
 from table_controller import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("table_controller.service.service", "run the table service from a config file"),
-    "odds": ("table_controller.tools.odds", "exact house edge of a rules profile"),
-    "history": ("table_controller.tools.history", "hand records rebuilt from the journal"),
-    "pit": ("table_controller.pit.display", "live pit display of every table of a site"),
-    "schema": ("table_controller.feed.schema", "write the JSON Schemas and AsyncAPI document"),
-    "sim": ("simulators.cli", "run one simulated device for a test rig"),
-    "demo": ("table_controller.rigs.demo", "a whole simulated table with a broker and a pit view"),
-    "scenario": ("table_controller.rigs.scenario", "run scenario files against the controller"),
+    name: (f"table_controller.cli.{name}", help_)
+    for name, help_ in (
+        ("run", "run the table service from a config file"),
+        ("odds", "exact house edge and variance of a rules profile"),
+        ("history", "hand records rebuilt from the journal"),
+        ("pit", "live pit display of every table of a site"),
+        ("schema", "write the JSON Schemas and AsyncAPI document"),
+        ("sim", "run one simulated device for a test rig"),
+        ("demo", "a whole simulated table with a broker and a pit view"),
+        ("scenario", "run scenario files against the controller"),
+        ("recorder", "store every table's feed in a database and serve the pit"),
+        ("records", "read the recorder's database: rounds, report"),
+        ("users", "read-only logins of the web pit display"),
+    )
 }
+"""Command → (its module under ``table_controller.cli``, its one-line help)."""
 
 
 class Command(Protocol):

@@ -63,6 +63,7 @@ def latch(t: Table, by: LatchedBy) -> None:
     rnd = t.round
     rnd.latched = True
     rnd.latched_by = by
+    rnd.valued = t.sensors_valued
     if rnd.started is None:
         rnd.started = t.at
     present = spots.present
@@ -104,11 +105,33 @@ def latch(t: Table, by: LatchedBy) -> None:
             check_limits(t, h.position, SpotKind.INITIAL, h.initial.amount)
             if h.tie is not None:
                 check_limits(t, h.position, SpotKind.TIE, h.tie.amount)
+    if rnd.valued:
+        for h in rnd.hands.values():
+            for spot, wager in ((SPOT_INITIAL, h.initial), (SPOT_TIE, h.tie)):
+                if wager is not None and wager.amount is None:
+                    unknown_at_latch(t, h.position, spot)
     if fault & present:
         for h in rnd.hands.values():
             if h.tie is not None and spots.faulty(spot_bit(h.position, SPOT_TIE)):
                 # A faulty sensor under a wager now in action: the amount is uncertain.
                 sensor_fault(t, h.position, SpotKind.TIE, critical=True)
+
+
+def unknown_at_latch(t: Table, position: int, spot: int) -> None:
+    """GAME.md WAGER_UNVERIFIED: a board that reports values did not report this wager's.
+
+    No snapshot can show a latched amount that was never known, so only the
+    dealer's CONFIRM resolves it; the wager settles with its amount unknown.
+    """
+    t.round.differences[spot_bit(position, spot)] = UNKNOWN
+    name = SPOT_NAMES[spot]
+    raise_alert(
+        t,
+        AlertCode.WAGER_UNVERIFIED,
+        f"P{position} {name.value}: the board reported no value for the wager in action",
+        position=position,
+        spot=name,
+    )
 
 
 def in_play_lights(t: Table) -> int:
@@ -175,16 +198,24 @@ def known_amounts(t: Table) -> bool:
     return False
 
 
-def _difference(kind: Guard, amount: int | None, present: bool, value: int | None) -> str | None:
+# A wager in action whose value is not known (WAGER_UNVERIFIED).
+UNKNOWN = "unknown"
+
+
+def _difference(
+    kind: Guard, amount: int | None, present: bool, value: int | None, valued: bool
+) -> str | None:
     """How a guarded spot differs from its latched state, None when it does not."""
     if kind is Guard.OPEN:
         return "added" if present else None
     if not present:
         return "removed"
     if amount is None:
-        return None  # a presence-only wager: present is all the board can say
+        # A presence-only board: present is all it can say. From a board that
+        # reports values, a value never known at the latch stays unverified.
+        return UNKNOWN if valued else None
     if value is None:
-        return "unknown"
+        return UNKNOWN
     if value > amount:
         return f"raised to {value}"
     if value < amount:
@@ -214,6 +245,8 @@ def on_spots(t: Table, inp: SpotsChanged) -> None:
                 }.items()
             )
         )
+    if values is not None:
+        t.sensors_valued = True
     prev = t.spots
     new = Spots(present, fault, values)
     if new == prev and not t.sensors_check_due:
@@ -283,7 +316,7 @@ def _check_spot(t: Table, prev: Spots, bit: int, new_fault: bool) -> None:
                 spot=name,
             )
         return
-    diff = _difference(kind, amount, now, spots.value(bit))
+    diff = _difference(kind, amount, now, spots.value(bit), rnd.valued)
     before = rnd.differences.get(bit)
     if diff == before:
         # Unchanged since last raised (or confirmed): not raised again (GAME.md).
@@ -295,7 +328,7 @@ def _check_spot(t: Table, prev: Spots, bit: int, new_fault: bool) -> None:
         resolve(t, unverified, ResolvedBy.SNAPSHOT)
         return
     rnd.differences[bit] = diff
-    if diff == "unknown":
+    if diff == UNKNOWN:
         code = AlertCode.WAGER_UNVERIFIED
         message = f"P{position} {name.value}: the value of the wager in action is no longer known"
     elif diff == "added" or diff.startswith("raised"):
@@ -318,6 +351,8 @@ def war_wager_at_press(t: Table, hand: Hand) -> None:
     bit = spot_bit(hand.position, SPOT_WAR)
     hand.war = Wager(t.spots.value(bit))
     t.round.differences.pop(bit, None)
+    if t.round.valued and hand.war.amount is None:
+        unknown_at_latch(t, hand.position, SPOT_WAR)
     if t.spots.faulty(bit):
         # GAME.md: SENSOR_FAULT is critical when the spot plays; the war spot plays now.
         sensor_fault(t, hand.position, SpotKind.WAR, critical=True)

@@ -102,6 +102,10 @@ class AlertCode(StrEnum):
     WAGER_UNVERIFIED = "WAGER_UNVERIFIED"
     SHOE_FAULT = "SHOE_FAULT"
     NO_MORE_BETS_MISSING = "NO_MORE_BETS_MISSING"
+    # Raised by the service, not the engine (GAME.md, MQTT.md).
+    JOURNAL_FAULT = "JOURNAL_FAULT"
+    REPLAY_UNAVAILABLE = "REPLAY_UNAVAILABLE"
+    IDENTITY_CONFLICT = "IDENTITY_CONFLICT"
 
 
 class ResolvedBy(StrEnum):
@@ -111,6 +115,7 @@ class ResolvedBy(StrEnum):
     DEVICE_ONLINE = "DEVICE_ONLINE"
     # GAME.md: a WAGER_UNVERIFIED resolves itself when a snapshot shows the latched amount.
     SNAPSHOT = "SNAPSHOT"
+    JOURNAL = "JOURNAL"  # the service's JOURNAL_FAULT (GAME.md)
 
 
 class LatchedBy(StrEnum):

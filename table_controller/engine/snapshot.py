@@ -66,6 +66,7 @@ class HandSnapshot:
 class RoundSnapshot:
     latched: bool
     latched_by: LatchedBy | None
+    valued: bool
     started: datetime | None
     hands: tuple[HandSnapshot, ...]
     void_ties: tuple[tuple[int, int | None], ...]
@@ -127,6 +128,7 @@ class EngineSnapshot:
     alerts: AlertsSnapshot
     devices: tuple[DeviceState, ...]
     sensors_check_due: bool
+    sensors_valued: bool
     console: ConsoleSnapshot
     stats: Stats
 
@@ -188,6 +190,7 @@ def take(t: Table) -> EngineSnapshot:
         round=RoundSnapshot(
             latched=rnd.latched,
             latched_by=rnd.latched_by,
+            valued=rnd.valued,
             started=rnd.started,
             hands=tuple(_same_fields(HandSnapshot, h) for h in rnd.hands.values()),
             void_ties=tuple(rnd.void_ties),
@@ -208,6 +211,7 @@ def take(t: Table) -> EngineSnapshot:
         ),
         devices=tuple(t.devices[name] for name in DEVICE_NAMES),
         sensors_check_due=t.sensors_check_due,
+        sensors_valued=t.sensors_valued,
         console=ConsoleSnapshot(tuple(t.answers.items()), t.answers_floor, t.answers_top),
         stats=t.stats,
     )
@@ -228,6 +232,7 @@ def restore(t: Table, snap: EngineSnapshot) -> None:
     t.round = Round(
         latched=r.latched,
         latched_by=r.latched_by,
+        valued=r.valued,
         started=r.started,
         hands={h.position: _same_fields(Hand, h) for h in r.hands},
         void_ties=list(r.void_ties),
@@ -248,6 +253,7 @@ def restore(t: Table, snap: EngineSnapshot) -> None:
     t.refused = dict(snap.alerts.refused)
     t.devices = dict(zip(DEVICE_NAMES, snap.devices, strict=True))
     t.sensors_check_due = snap.sensors_check_due
+    t.sensors_valued = snap.sensors_valued
     t.answers = dict(snap.console.answers)
     t.answers_floor = snap.console.floor
     t.answers_top = snap.console.top

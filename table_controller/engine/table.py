@@ -76,6 +76,8 @@ class Round:
 
     latched: bool = False
     latched_by: LatchedBy | None = None
+    # The latch came from a board that reports values (RFID chips).
+    valued: bool = False
     started: datetime | None = None
     # The playing positions, by position in ascending order.
     hands: dict[int, Hand] = field(default_factory=dict)
@@ -130,6 +132,9 @@ class Table:
     # GAME.md: a sensor board back while wagers are in action counts as back
     # once its first complete snapshot has been compared with them.
     sensors_check_due: bool = False
+    # The board has reported chip values (RFID): a snapshot without them is
+    # missing something, not a presence-only board (GAME.md WAGER_UNVERIFIED).
+    sensors_valued: bool = False
     # Answers given to console presses by press number, oldest first.
     answers: dict[int, Refusal | None] = field(default_factory=dict)
     # Presses at or below this number were forgotten (CONSOLE_MEMORY).

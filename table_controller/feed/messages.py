@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from table_controller.engine import Event, EventType, RoundRecorded
-from table_controller.feed.payloads import Envelope
-from table_controller.feed.records import record_body
+from table_controller.feed.bodies import record_body
+from table_controller.feed.envelope import Envelope
 from table_controller.service.config import TableConfig
 from table_controller.service.journal import OutboxMessage
 

@@ -51,12 +51,12 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from table_controller.engine.rules import RulesName
+from table_controller.feed.broker import BrokerConfigError, parse_broker_url
 from table_controller.pit.display import Link, PitModel, watch
 from table_controller.rigs.broker import BrokerError, MosquittoBroker, find_mosquitto, free_port
 from table_controller.rigs.dealer import Dealer, DemoError, Habits, RoundPlayed, Tally
 from table_controller.rigs.rig import TableRig, TableSpec
 from table_controller.service.config import TableConfig
-from table_controller.service.publisher import PublisherConfigError, parse_broker_url
 from table_controller.service.service import TableService
 
 log = logging.getLogger(__name__)
@@ -603,7 +603,7 @@ def run(args: argparse.Namespace) -> int:
             # A Ctrl-C before the demo's signal handlers were in place or after they
             # were gone: nothing was left running.
             return 0
-        except (DemoError, BrokerError, PublisherConfigError) as exc:
+        except (DemoError, BrokerError, BrokerConfigError) as exc:
             print(f"table-controller demo: {exc}", file=sys.stderr)
             return 1
     head = "summary (stopped)" if result.interrupted else "summary"

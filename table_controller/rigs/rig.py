@@ -32,8 +32,8 @@ from drivers.lineframe.cards import Card
 from simulators.console import ConsoleSimulator
 from simulators.sensors import SimulatedBoard
 from simulators.shoe import ShoeSimulator
+from table_controller.feed.broker import parse_broker_url
 from table_controller.service.config import TableConfig, load_config
-from table_controller.service.publisher import parse_broker_url
 from table_controller.service.service import serve
 
 SPOT_INITIAL, SPOT_TIE, SPOT_WAR = 0, 1, 2

@@ -60,6 +60,8 @@ from simulators.console import ConsoleRestartedError
 from simulators.shoe import ShoeEmptyError, ShoeSimulator
 from table_controller.engine import AlertCode, Decision, Outcome, Phase, ResolvedBy, Role, Severity
 from table_controller.engine.rules import RulesName, profile
+from table_controller.feed.broker import parse_broker_url
+from table_controller.feed.topics import RETAINED_TOPICS
 from table_controller.rigs.broker import MosquittoBroker, free_port
 from table_controller.rigs.rig import (
     SPOT_INITIAL,
@@ -70,7 +72,6 @@ from table_controller.rigs.rig import (
     TableSpec,
 )
 from table_controller.service.config import ConfigError, parse_config
-from table_controller.service.publisher import parse_broker_url
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,6 @@ SITE: Final = "scenarios"
 COVER: Final = "COVER"
 SHIPPED_PACKAGE: Final = "simulators.scenarios"
 SPOT_NUMBERS: Final = {"initial": SPOT_INITIAL, "tie": SPOT_TIE, "war": SPOT_WAR}
-RETAINED_TOPICS: Final = ("status", "state", "stats")
 MAX_CARDS_PER_STEP: Final = 500
 
 Device = Literal["shoe", "console", "sensors"]

@@ -7,6 +7,7 @@ a rules profile (``[table] rules``) and may override its fields in an optional
 
 from __future__ import annotations
 
+import string
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
@@ -17,7 +18,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -31,10 +36,21 @@ from table_controller.engine.rules import (
     check_rule_set,
     profile,
 )
+from table_controller.feed.broker import (
+    BrokerConfigError,
+    check_password_transport,
+    parse_broker_url,
+    read_password,
+    tls_context,
+)
 
-TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+TableId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # A site and a table id are each one whole MQTT topic level: no '/', '+', '#'.
 SiteId = TableId
+DEFAULT_TOPIC_PREFIX = "casino/{site}/table/{table}"
+PREFIX_FIELDS = frozenset({"site", "table"})
+# The validation context key that carries the config file's folder.
+BASE_DIR = "base_dir"
 
 
 class ConfigError(ValueError):
@@ -49,9 +65,10 @@ class TableSection(_Strict):
     id: TableId
     site: SiteId
     rules: RulesName = RulesName.NY
-    decks: int | None = Field(default=None, ge=1, le=8)
-    positions: int = Field(default=7, ge=1, le=10)
-    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    # Strict: TOML's `true` or `6.0` is not a count of decks (pydantic would make 1 and 6).
+    decks: StrictInt | None = Field(default=None, ge=1, le=8)
+    positions: StrictInt = Field(default=7, ge=1, le=10)
+    currency: StrictStr = Field(default="USD", pattern=r"^[A-Z]{3}$")
     limits: Limits = Limits()
 
 
@@ -59,9 +76,9 @@ class DevicesSection(_Strict):
     """Each device by URL alone (DEVICES.md): any pyserial URL for the shoe and the
     console, ``usb://VID:PID`` or ``simusb://host:port`` for the sensor board."""
 
-    shoe: str = Field(min_length=1)
-    console: str = Field(min_length=1)
-    sensors: str = Field(default="usb://1209:0001", min_length=1)
+    shoe: StrictStr = Field(min_length=1)
+    console: StrictStr = Field(min_length=1)
+    sensors: StrictStr = Field(default="usb://1209:0001", min_length=1)
 
     @field_validator("shoe", "console")
     @classmethod
@@ -81,17 +98,91 @@ class DevicesSection(_Strict):
 
 
 class MqttSection(_Strict):
-    url: str = Field(default="mqtt://127.0.0.1:1883", pattern=r"^mqtts?://[^/]+$")
+    url: StrictStr = "mqtt://127.0.0.1:1883"
     protocol: Literal["5", "3.1.1"] = "5"
     ca_file: Path | None = None
-    username: str | None = None
+    username: StrictStr | None = None
     password_file: Path | None = None
-    topic_prefix: str = "casino/{site}/table/{table}"
-    keepalive_s: int = Field(default=15, ge=5, le=600)
+    # A password over plain mqtt:// to another machine is refused unless this says so.
+    allow_plaintext_password: StrictBool = False
+    topic_prefix: StrictStr = DEFAULT_TOPIC_PREFIX
+    keepalive_s: StrictInt = Field(default=15, ge=5, le=600)
+
+    @field_validator("url")
+    @classmethod
+    def _broker_url(cls, url: str) -> str:
+        # The same parser the publisher, the pit display and the rigs use (feed/broker.py).
+        try:
+            parse_broker_url(url)
+        except BrokerConfigError as exc:
+            raise ValueError(str(exc).removeprefix("mqtt.url: ")) from None
+        return url
+
+    @field_validator("ca_file", "password_file")
+    @classmethod
+    def _beside_the_config(cls, path: Path | None, info: ValidationInfo) -> Path | None:
+        return _resolve(path, info)
+
+    @field_validator("topic_prefix")
+    @classmethod
+    def _prefix(cls, prefix: str) -> str:
+        check_topic_prefix(prefix)
+        return prefix
+
+    @model_validator(mode="after")
+    def _password_transport(self) -> MqttSection:
+        if self.password_file is not None:
+            try:
+                check_password_transport(
+                    parse_broker_url(self.url), allow_plaintext=self.allow_plaintext_password
+                )
+            except BrokerConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return self
 
 
 class StorageSection(_Strict):
     path: Path
+
+    @field_validator("path")
+    @classmethod
+    def _beside_the_config(cls, path: Path, info: ValidationInfo) -> Path:
+        resolved = _resolve(path, info)
+        assert resolved is not None
+        return resolved
+
+
+def _resolve(path: Path | None, info: ValidationInfo) -> Path | None:
+    """A relative path is taken from the config file's folder, not the working directory."""
+    base = info.context.get(BASE_DIR) if isinstance(info.context, dict) else None
+    if path is None or path.is_absolute() or base is None:
+        return path
+    return Path(base) / path
+
+
+def check_topic_prefix(prefix: str) -> None:
+    """Refuse a prefix that is not a plain topic path of {site} and {table} (MQTT.md)."""
+    if "\0" in prefix:
+        raise ValueError("no NUL character")
+    if prefix.startswith("$"):
+        raise ValueError("must not start with '$' (the broker's own topics, $SYS/...)")
+    try:
+        parsed = list(string.Formatter().parse(prefix))
+    except ValueError as exc:
+        raise ValueError(f"{exc}; only {{site}} and {{table}} may be filled in") from None
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        if field not in PREFIX_FIELDS or spec or conversion:
+            shown = "{" + field + (f"!{conversion}" if conversion else "")
+            shown += (f":{spec}" if spec else "") + "}"
+            raise ValueError(f"{shown} not allowed; only {{site}} and {{table}} may be filled in")
+    if "{table}" not in prefix:
+        raise ValueError("must contain {table}")
+    if any(c in prefix for c in "+#"):
+        raise ValueError("no wildcards ('+', '#')")
+    if any(level == "" for level in prefix.split("/")):
+        raise ValueError("no empty topic levels (no leading, trailing or double '/')")
 
 
 class _ProfileInput(_Strict):
@@ -134,15 +225,6 @@ class TableConfig(_Strict):
                 f"table.positions: {self.table.positions} above the {rules.positions_max} "
                 f"that rules {rules.name.value!r} allow"
             )
-        prefix = self.mqtt.topic_prefix
-        if "{table}" not in prefix:
-            raise ValueError("mqtt.topic_prefix: must contain {table}")
-        try:
-            formatted = prefix.format(site=self.table.site, table=self.table.id)
-        except (KeyError, IndexError, ValueError) as exc:
-            raise ValueError(f"mqtt.topic_prefix: {exc}") from None
-        if any(c in formatted for c in "+#") or formatted.startswith("/"):
-            raise ValueError("mqtt.topic_prefix: no wildcards and no leading '/'")
         return self
 
 
@@ -152,6 +234,8 @@ def _rules_for(cfg: TableConfig) -> RulesProfile:
         return base
     if "name" in cfg.profile:
         raise ValueError("profile.name: choose the rules with table.rules")
+    for key, value in cfg.profile.items():
+        _same_kind(f"profile.{key}", getattr(base, key, None), value)
     try:
         rules = _ProfileInput.model_validate(
             {"profile": _merged(asdict(base), cfg.profile)}
@@ -194,6 +278,16 @@ def overrides_of(cfg: TableConfig) -> tuple[tuple[str, str | int | bool], ...]:
     return tuple(sorted(flat("", cfg.profile)))
 
 
+def _same_kind(key: str, default: object, value: object) -> None:
+    """A number where the profile has a number, a flag where it has a flag: no coercion
+    of `true` to 1 or of 6.0 to 6, which pydantic's lax mode would allow."""
+    if isinstance(default, bool) and not isinstance(value, bool):
+        raise ValueError(f"{key}: {value!r} is not true or false")
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, int) and not isinstance(default, bool) and not whole:
+        raise ValueError(f"{key}: {value!r} is not a whole number")
+
+
 def _describe(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
@@ -209,16 +303,33 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def parse_config(data: dict[str, Any]) -> TableConfig:
-    """Validate a configuration mapping; a ConfigError names every bad key."""
+def parse_config(data: dict[str, Any], *, base_dir: Path | None = None) -> TableConfig:
+    """Validate a configuration mapping; a ConfigError names every bad key.
+
+    Relative paths are taken from ``base_dir`` (the config file's folder) when given.
+    """
     try:
-        return TableConfig.model_validate(data)
+        return TableConfig.model_validate(
+            data, context={BASE_DIR: base_dir} if base_dir is not None else None
+        )
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
 
 
+def check_files(cfg: TableConfig) -> None:
+    """The files the config names can be used: the secret private and readable, the CA a
+    CA. The service would refuse them at start; a config check should say so first."""
+    try:
+        if cfg.mqtt.password_file is not None:
+            read_password(cfg.mqtt.password_file)
+        if cfg.mqtt.ca_file is not None and parse_broker_url(cfg.mqtt.url).tls:
+            tls_context(cfg.mqtt.ca_file)
+    except BrokerConfigError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
 def load_config(path: str | Path) -> TableConfig:
-    """Read and validate a TOML table configuration."""
+    """Read and validate a TOML table configuration and check the files it names."""
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -227,6 +338,8 @@ def load_config(path: str | Path) -> TableConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
     try:
-        return parse_config(data)
+        cfg = parse_config(data, base_dir=p.absolute().parent)
+        check_files(cfg)
     except ConfigError as exc:
         raise ConfigError(f"{p}: {exc}") from None
+    return cfg

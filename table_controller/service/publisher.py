@@ -51,16 +51,13 @@ import contextlib
 import logging
 import os
 import random
+import signal
 import ssl
-import stat
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import aiomqtt
 import paho.mqtt.client as paho
@@ -68,8 +65,32 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from table_controller.feed.broker import (
+    DEFAULT_PORT,
+    DEFAULT_TLS_PORT,
+    BrokerAddress,
+    BrokerConfigError,
+    parse_broker_url,
+    read_password,
+    tls_context,
+)
 from table_controller.service.config import MqttSection
 from table_controller.service.journal import Journal, OutboxMessage
+
+# The broker address, TLS and password code lives in feed/broker.py (one implementation
+# for the table, the pit display and the rigs); these names stay importable from here.
+PublisherConfigError = BrokerConfigError
+__all__ = [
+    "DEFAULT_PORT",
+    "DEFAULT_TLS_PORT",
+    "BrokerAddress",
+    "Publisher",
+    "PublisherConfigError",
+    "parse_broker_url",
+    "read_password",
+    "reason_name",
+    "tls_context",
+]
 
 log = logging.getLogger(__name__)
 # paho's own protocol log (every packet at DEBUG; socket errors at ERROR, which
@@ -78,8 +99,6 @@ PAHO_LOG: Final = logging.getLogger(f"{__name__}.paho")
 PAHO_LOG.setLevel(logging.CRITICAL)
 
 CONTENT_TYPE: Final = "application/json"
-DEFAULT_PORT: Final = 1883
-DEFAULT_TLS_PORT: Final = 8883
 
 RETRY_INITIAL_S: Final = 0.5
 RETRY_MAX_S: Final = 30.0
@@ -105,101 +124,6 @@ MESSAGE_REFUSALS: Final = frozenset({0x87, 0x90, 0x95, 0x97, 0x99, 0x9A, 0x9B})
 # row is taken as refused, so that it cannot block the outbox forever.
 POISON_LOSSES: Final = 3
 _LOST: Final = -1
-
-
-class PublisherConfigError(ValueError):
-    """The [mqtt] settings cannot be used; the message names the key or file."""
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerAddress:
-    host: str
-    port: int
-    tls: bool
-
-
-def parse_broker_url(url: str) -> BrokerAddress:
-    """``mqtt://host[:port]`` or ``mqtts://host[:port]`` (TLS)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts"):
-        raise PublisherConfigError(f"mqtt.url: {url!r}: use mqtt:// or mqtts://")
-    if parts.username is not None or parts.password is not None:
-        raise PublisherConfigError(
-            "mqtt.url: no credentials in the URL; use mqtt.username and mqtt.password_file"
-        )
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise PublisherConfigError(f"mqtt.url: {url!r}: only a host and a port")
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise PublisherConfigError(f"mqtt.url: {url!r}: bad port") from exc
-    if not parts.hostname:
-        raise PublisherConfigError(f"mqtt.url: {url!r}: no host")
-    tls = parts.scheme == "mqtts"
-    default = DEFAULT_TLS_PORT if tls else DEFAULT_PORT
-    return BrokerAddress(host=parts.hostname, port=port or default, tls=tls)
-
-
-def read_password(path: Path, key: str = "mqtt.password_file") -> str:
-    """The broker password from ``path``, refused if others may read the file.
-
-    ``key`` names the setting in error messages (a config key or a CLI option).
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        raise PublisherConfigError(f"{key}: cannot read {path}: {exc.strerror}") from exc
-    if not stat.S_ISREG(mode):
-        raise PublisherConfigError(f"{key}: {path} is not a regular file")
-    if mode & stat.S_IROTH:
-        raise PublisherConfigError(
-            f"{key}: {path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
-            f"make it private: chmod o-rwx {path}"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublisherConfigError(f"{key}: cannot read {path}: {exc}") from exc
-    password = text.rstrip("\r\n")
-    if not password:
-        raise PublisherConfigError(f"{key}: {path} is empty")
-    return password
-
-
-class _ClosingSSLSocket(ssl.SSLSocket):
-    """An SSL socket that closes itself when its handshake fails.
-
-    paho-mqtt 2.2 leaves the socket of a failed handshake (an untrusted
-    broker) open until it is garbage-collected; this is the documented way
-    (``SSLContext.sslsocket_class``) to close it at once.
-    """
-
-    def do_handshake(self, block: bool = False) -> None:
-        try:
-            super().do_handshake(block)
-        except BaseException:
-            self.close()
-            raise
-
-
-def tls_context(ca_file: Path | None, key: str = "mqtt.ca_file") -> ssl.SSLContext:
-    """A client context that verifies the broker's certificate and host name.
-
-    paho-mqtt 2.2 leaves the socket of a failed handshake open; the context's
-    socket class closes it at once. ``key`` names the setting in error messages.
-    """
-    try:
-        context = ssl.create_default_context(
-            ssl.Purpose.SERVER_AUTH, cafile=None if ca_file is None else str(ca_file)
-        )
-    except FileNotFoundError as exc:
-        raise PublisherConfigError(f"{key}: {ca_file}: no such file") from exc
-    except (OSError, ssl.SSLError) as exc:
-        raise PublisherConfigError(f"{key}: {ca_file}: not usable: {exc}") from exc
-    context.check_hostname = True
-    context.verify_mode = ssl.CERT_REQUIRED
-    context.sslsocket_class = _ClosingSSLSocket
-    return context
 
 
 def reason_name(code: int, packet: int = PacketTypes.PUBACK) -> str:
@@ -309,6 +233,21 @@ class _AckingClient(aiomqtt.Client):
                 fut.set_result(_LOST)
         super()._on_disconnect(client, userdata, flags, reason_code, properties)
         self.forget_disconnect_error()
+
+
+# Fault injection for the crash tests (tests/security): with this set to a topic leaf
+# (``rounds``), the process kills itself (SIGKILL) right after the broker acknowledged
+# a message on that leaf and before the outbox marks it sent: the one moment where a
+# crash must make the message go again (MQTT.md: at least once, the same id).
+# Read once at import: nothing is looked up on the publishing path.
+KILL_BEFORE_MARK_ENV: Final = "TABLE_CONTROLLER_KILL_BEFORE_MARK"
+_KILL_BEFORE_MARK: Final = os.environ.get(KILL_BEFORE_MARK_ENV)
+
+
+def _fault_point(batch: list[OutboxMessage], acked: list[str]) -> None:
+    leaf = _KILL_BEFORE_MARK
+    if leaf and any(m.topic.endswith(f"/{leaf}") for m in batch if m.id in acked):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _noop() -> None:
@@ -692,6 +631,7 @@ class Publisher:
             raise
         finally:
             if acked:
+                _fault_point(batch, acked)
                 self._journal.mark_sent(acked)
 
     def _lost_in_flight(self, client: _AckingClient, head: OutboxMessage, *, alone: bool) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -19,7 +20,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from tests.deploy.pit_setup import PitBroker
+from tests.deploy.pit_setup import PitBroker, topic
 
 WAIT_S = 10.0
 NOT_AUTHORIZED = 0x87
@@ -80,12 +81,18 @@ class MqttClient:
         *,
         password: str | None = None,
         client_id: str = "",
+        will: tuple[str, bytes] | None = None,
     ) -> None:
         self._pit = pit
         if password is None:
             password = pit.accounts[username].password
         self._client = _tls_client(pit.ca.ca_file, username, password, client_id)
+        if will is not None:
+            self._client.will_set(will[0], will[1], qos=1, retain=True)
+        self.disconnects = 0
+        self._closing = False
         self._client.on_connect = self._on_connect
+        self._client.on_disconnect = self._on_disconnect
         self._client.on_publish = self._on_publish
         self._client.on_subscribe = self._on_subscribe
         self._client.on_message = self._on_message
@@ -107,6 +114,20 @@ class MqttClient:
     ) -> None:
         with self._lock:
             self._connack = rc
+            self._lock.notify_all()
+
+    def _on_disconnect(
+        self,
+        _c: mqtt.Client,
+        _u: object,
+        _f: mqtt.DisconnectFlags,
+        _rc: ReasonCode,
+        _p: Properties | None,
+    ) -> None:
+        with self._lock:
+            # Only a connection the broker dropped; not the test's own DISCONNECT.
+            if not self._closing:
+                self.disconnects += 1
             self._lock.notify_all()
 
     def _on_publish(
@@ -155,6 +176,7 @@ class MqttClient:
         self.close()
 
     def close(self) -> None:
+        self._closing = True
         self._client.disconnect()
         self._client.loop_stop()
         # paho closes its wake-up socket pair only when the client is collected
@@ -175,6 +197,10 @@ class MqttClient:
         self._wait(f"SUBACK for {topic_filter}", lambda: mid in self._subacks)
         with self._lock:
             return self._subacks.pop(mid)
+
+    def wait_disconnected(self) -> None:
+        """Until the broker has dropped this connection."""
+        self._wait("disconnect by the broker", lambda: self.disconnects > 0)
 
     def next_message(self) -> mqtt.MQTTMessage:
         try:
@@ -199,3 +225,22 @@ class MqttClient:
                 out.append(self.messages.get_nowait())
             except queue.Empty:
                 return out
+
+
+def before_sentinel(
+    pit: PitBroker, reader: MqttClient, table: str = "war-07"
+) -> list[tuple[str, bytes]]:
+    """What ``reader`` received before a sentinel that ``table`` publishes now.
+
+    "Nothing arrived" without waiting for a timeout: mosquitto delivers to one
+    subscriber in the order it handled the publishes.
+    """
+    marker = f"sentinel-{uuid.uuid4().hex}".encode()
+    with MqttClient(pit, table) as sender:
+        assert sender.publish(topic(table, "events"), marker) in (0x00, 0x10)
+    received: list[tuple[str, bytes]] = []
+    while True:
+        msg = reader.next_message()
+        if msg.payload == marker:
+            return received
+        received.append((msg.topic, bytes(msg.payload)))

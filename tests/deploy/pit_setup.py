@@ -16,7 +16,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,7 +175,10 @@ class PitBroker:
 
 
 TABLES = {"war-07": "main-floor", "war-08": "main-floor", "war-09": "east-wing"}
-PIT_DISPLAYS = ("pit-1",)
+# The client id is the username (use_username_as_clientid): a client connected at the
+# same time as another of the same account needs an account of its own.
+PIT_DISPLAYS = {"pit-1": "main-floor", "pit-2": "main-floor", "pit-e": "east-wing"}
+RECORDERS = {"rec-1": "main-floor"}
 
 
 def topic(table: str, leaf: str = "status", *, site: str | None = None) -> str:
@@ -188,7 +191,10 @@ def pit_broker(
     ca: PitCa,
     *,
     tables: Mapping[str, str] = TABLES,
-    pit_displays: Sequence[str] = PIT_DISPLAYS,
+    pit_displays: Mapping[str, str] = PIT_DISPLAYS,
+    recorders: Mapping[str, str] = RECORDERS,
+    bridges: Mapping[str, str] | None = None,
+    extra_conf: str = "",
     cert: str = "server",
 ) -> Iterator[PitBroker]:
     """Provision the accounts with the scripts, render the config, run mosquitto."""
@@ -217,12 +223,17 @@ def pit_broker(
             secret = secrets / f"{table_id}.secret"
             run_script("provision-table.sh", site, table_id, str(secret), env=files.script_env)
             accounts[table_id] = Account(table_id, secret)
-        for name in pit_displays:
-            secret = secrets / f"{name}.secret"
-            run_script("provision-pit.sh", name, str(secret), env=files.script_env)
-            accounts[name] = Account(name, secret)
+        for script, names in (
+            ("provision-pit.sh", pit_displays),
+            ("provision-recorder.sh", recorders),
+            ("provision-bridge.sh", bridges or {}),
+        ):
+            for name, site in names.items():
+                secret = secrets / f"{name}.secret"
+                run_script(script, site, name, str(secret), env=files.script_env)
+                accounts[name] = Account(name, secret)
         port = free_port()
-        broker = MosquittoBroker(port, config_text=render_pit_broker_conf(port, files))
+        broker = MosquittoBroker(port, config_text=render_pit_broker_conf(port, files) + extra_conf)
         setup = PitBroker(broker=broker, ca=ca, files=files, accounts=accounts)
         try:
             broker.start()

@@ -1,7 +1,8 @@
 """The pit broker's security, as shipped in deploy/mosquitto, against the real mosquitto.
 
-Tables publish over TLS and only under their own prefix; pit displays read
-everything and write nothing; nobody else gets in. Refusals are seen both by
+Tables publish over TLS and only their own six topics; pit displays read their site
+and write nothing; nobody else gets in (each role in full: test_broker_roles.py).
+Refusals are seen both by
 what a pit display receives and by the MQTT 5 PUBACK reason code (MQTT.md).
 
 "Nothing arrived" is decided without waiting for a timeout: after the refused
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient, connack_reason
+from tests.deploy.mqtt_clients import NOT_AUTHORIZED, MqttClient, before_sentinel, connack_reason
 from tests.deploy.pit_setup import TABLES, PitBroker, PitCa, pit_broker, run_script, topic
 
 # MQTT 5 PUBACK: 0x00 success, 0x10 no matching subscribers (still accepted).
@@ -39,21 +40,8 @@ def pit_display(pit: PitBroker) -> Iterator[MqttClient]:
     """A pit display subscribed to every table, with retained messages already in."""
     with MqttClient(pit, "pit-1", client_id=_unique("pit-1")) as display:
         assert display.subscribe("casino/#") == [1]
-        _sentinel(pit, display)
+        before_sentinel(pit, display)
         yield display
-
-
-def _sentinel(pit: PitBroker, display: MqttClient) -> list[tuple[str, bytes]]:
-    """Publish a permitted message as war-07; what the display got before it."""
-    marker = _unique("sentinel").encode()
-    with MqttClient(pit, "war-07") as table:
-        assert table.publish(topic("war-07", "events"), marker) in ACCEPTED
-    received: list[tuple[str, bytes]] = []
-    while True:
-        msg = display.next_message()
-        if msg.payload == marker:
-            return received
-        received.append((msg.topic, bytes(msg.payload)))
 
 
 def test_table_publishes_over_tls_and_pit_display_receives(
@@ -69,14 +57,20 @@ def test_table_publishes_over_tls_and_pit_display_receives(
 def test_tables_at_two_sites_each_publish_their_own(
     pit: PitBroker, pit_display: MqttClient
 ) -> None:
-    sent = {}
-    for table_id in ("war-08", "war-09"):
-        payload = _unique(table_id).encode()
-        with MqttClient(pit, table_id) as table:
-            assert table.publish(topic(table_id, "rounds"), payload) in ACCEPTED
-        sent[topic(table_id, "rounds")] = payload
-    got = {m.topic: m.payload for m in (pit_display.next_message() for _ in sent)}
-    assert got == sent
+    with MqttClient(pit, "pit-e") as east:
+        east.subscribe("casino/#")
+        sent = {}
+        for table_id in ("war-08", "war-09"):
+            payload = _unique(table_id).encode()
+            with MqttClient(pit, table_id) as table:
+                assert table.publish(topic(table_id, "rounds"), payload) in ACCEPTED
+            sent[table_id] = (topic(table_id, "rounds"), payload)
+        # Each site's display sees its own site's table, and not the other's.
+        got = before_sentinel(pit, pit_display)
+        assert sent["war-08"] in got
+        assert all(p != sent["war-09"][1] for _, p in got)
+        msg = east.next_message()
+        assert (msg.topic, msg.payload) == sent["war-09"]
 
 
 @pytest.mark.parametrize(
@@ -89,6 +83,14 @@ def test_tables_at_two_sites_each_publish_their_own(
         "casino/main-floor/table/war-07x/status",  # an id that only starts like its own
         "casino/main-floor/status",  # outside any table
         "$SYS/broker/version",
+        topic("war-07", "status/extra"),  # deeper than its own leaves
+        topic("war-07", "status/extra/levels"),
+        topic("war-07", "events/x"),
+        "casino/main-floor/table/war-07",  # the bare table level
+        topic("war-07", ""),  # an empty last level
+        topic("war-07", "ack"),  # the recorders' topics, which it only reads
+        topic("war-07", "replay"),
+        topic("war-07", "config"),  # a leaf MQTT.md does not list
     ],
 )
 @pytest.mark.parametrize("retain", [False, True], ids=["live", "retained"])
@@ -98,26 +100,33 @@ def test_table_cannot_publish_outside_its_own_prefix(
     payload = _unique("intrusion").encode()
     with MqttClient(pit, "war-07") as table:
         assert table.publish(target, payload, retain=retain) == NOT_AUTHORIZED
-    assert all(p != payload for _, p in _sentinel(pit, pit_display))
+    assert all(p != payload for _, p in before_sentinel(pit, pit_display))
     if retain:
         # Nor is it kept for a display that connects later.
-        with MqttClient(pit, "pit-1", client_id=_unique("late")) as late:
+        with MqttClient(pit, "pit-2", client_id=_unique("late")) as late:
             late.subscribe("casino/#")
-            assert all(p != payload for _, p in _sentinel(pit, late))
+            assert all(p != payload for _, p in before_sentinel(pit, late))
 
 
 @pytest.mark.parametrize(
     "target",
-    [topic("war-07"), "casino/main-floor/table/pit-1/status", "casino/pit", "$SYS/x"],
+    [
+        topic("war-07"),
+        topic("war-07", "ack"),
+        topic("war-07", "replay"),
+        "casino/main-floor/table/pit-2/status",
+        "casino/pit",
+        "$SYS/x",
+    ],
 )
 def test_pit_display_cannot_publish(pit: PitBroker, pit_display: MqttClient, target: str) -> None:
     payload = _unique("pit-write").encode()
-    with MqttClient(pit, "pit-1", client_id=_unique("pit-1-writer")) as writer:
+    with MqttClient(pit, "pit-2", client_id=_unique("pit-2-writer")) as writer:
         assert writer.publish(target, payload) == NOT_AUTHORIZED
-    assert all(p != payload for _, p in _sentinel(pit, pit_display))
+    assert all(p != payload for _, p in before_sentinel(pit, pit_display))
 
 
-def test_tables_read_nothing(pit: PitBroker) -> None:
+def test_tables_read_nothing_of_another_table(pit: PitBroker) -> None:
     live, retained = _unique("live").encode(), _unique("retained").encode()
     with MqttClient(pit, "war-07") as table:
         assert table.publish(topic("war-07", "state"), retained, retain=True) in ACCEPTED
@@ -205,7 +214,7 @@ def test_removed_table_loses_access_and_its_retained_status(pit_ca: PitCa) -> No
         assert connack_reason(fresh, "war-09", fresh.accounts["war-09"].password) == NOT_AUTHORIZED
         with MqttClient(fresh, "pit-1") as display:
             display.subscribe("casino/#")
-            got = _sentinel(fresh, display)
+            got = before_sentinel(fresh, display)
         assert (topic("war-07"), kept) in got
         assert all(p != dropped for _, p in got)
 

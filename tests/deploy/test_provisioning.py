@@ -62,20 +62,50 @@ def test_shipped_acl_template_grants_nothing() -> None:
     assert _rules((MOSQUITTO_DIR / "pit-broker.acl").read_text(encoding="utf-8")) == []
 
 
-def test_table_and_pit_accounts(tmp_path: Path) -> None:
+def _table_rules(site: str, table: str) -> list[str]:
+    """MQTT.md: the six leaves written (status also read back), ack and replay read."""
+    base = f"casino/{site}/table/{table}"
+    return [
+        f"topic readwrite {base}/status",
+        *(
+            f"topic write {base}/{leaf}"
+            for leaf in ("state", "events", "rounds", "alerts", "stats")
+        ),
+        f"topic read {base}/ack",
+        f"topic read {base}/replay",
+    ]
+
+
+def test_table_pit_recorder_and_bridge_accounts(tmp_path: Path) -> None:
     env = _env(tmp_path)
     run_script(
         "provision-table.sh", "main-floor", "war-07", str(tmp_path / "war-07.secret"), env=env
     )
-    run_script("provision-pit.sh", "pit-1", str(tmp_path / "pit-1.secret"), env=env)
+    run_script("provision-pit.sh", "main-floor", "pit-1", str(tmp_path / "pit-1.secret"), env=env)
+    run_script(
+        "provision-recorder.sh", "main-floor", "rec-1", str(tmp_path / "rec-1.secret"), env=env
+    )
+    run_script("provision-bridge.sh", "main-floor", "br-1", str(tmp_path / "br-1.secret"), env=env)
+    site = "casino/main-floor/table/+"
     assert _rules(_acl(tmp_path)) == [
         "user war-07",
-        "topic write casino/main-floor/table/war-07/#",
+        *_table_rules("main-floor", "war-07"),
         "user pit-1",
-        "topic read casino/#",
+        "topic read casino/main-floor/#",
+        "user rec-1",
+        "topic read casino/main-floor/#",
+        f"topic write {site}/ack",
+        f"topic write {site}/replay",
+        "user br-1",
+        *(
+            f"topic write {site}/{leaf}"
+            for leaf in ("status", "state", "events", "rounds", "alerts", "stats")
+        ),
+        f"topic read {site}/ack",
+        f"topic read {site}/replay",
     ]
-    assert _users(tmp_path) == ["war-07", "pit-1"]
-    for name in ("war-07", "pit-1"):
+    assert _users(tmp_path) == ["war-07", "pit-1", "rec-1", "br-1"]
+    for name in ("war-07", "pit-1", "rec-1", "br-1"):
         secret_file = tmp_path / f"{name}.secret"
         assert SECRET_RE.match(secret_file.read_text(encoding="utf-8"))
         assert _mode(secret_file) == 0o600
@@ -121,18 +151,18 @@ def test_moving_a_table_to_another_site_replaces_its_rule(tmp_path: Path) -> Non
     run_script("provision-table.sh", "east-wing", "war-07", env=env)
     assert _rules(_acl(tmp_path)) == [
         "user war-08",
-        "topic write casino/main-floor/table/war-08/#",
+        *_table_rules("main-floor", "war-08"),
         "user war-07",
-        "topic write casino/east-wing/table/war-07/#",
+        *_table_rules("east-wing", "war-07"),
     ]
 
 
 def test_remove(tmp_path: Path) -> None:
     env = _env(tmp_path)
     run_script("provision-table.sh", "main-floor", "war-07", env=env)
-    run_script("provision-pit.sh", "pit-1", env=env)
+    run_script("provision-pit.sh", "main-floor", "pit-1", env=env)
     run_script("provision-table.sh", "--remove", "main-floor", "war-07", env=env)
-    assert _rules(_acl(tmp_path)) == ["user pit-1", "topic read casino/#"]
+    assert _rules(_acl(tmp_path)) == ["user pit-1", "topic read casino/main-floor/#"]
     assert _users(tmp_path) == ["pit-1"]
     # Removing what is not there is no error: the state asked for is reached.
     run_script("provision-table.sh", "--remove", "main-floor", "war-07", env=env)
@@ -159,7 +189,10 @@ def test_names_that_are_not_one_topic_level_are_refused(tmp_path: Path, bad: str
     for script, args in (
         ("provision-table.sh", ("--", "main-floor", bad)),
         ("provision-table.sh", ("--", bad, "war-07")),
-        ("provision-pit.sh", ("--", bad)),
+        ("provision-pit.sh", ("--", "main-floor", bad)),
+        ("provision-pit.sh", ("--", bad, "pit-1")),
+        ("provision-recorder.sh", ("--", "main-floor", bad)),
+        ("provision-bridge.sh", ("--", bad, "br-1")),
     ):
         proc = run_script(script, *args, env=env, check=False)
         assert proc.returncode == 1, proc.stderr
@@ -172,9 +205,13 @@ def test_an_account_keeps_its_kind(tmp_path: Path) -> None:
     # A pit display turned into a table (or back) would gain or lose rights silently.
     env = _env(tmp_path)
     run_script("provision-table.sh", "main-floor", "war-07", env=env)
-    run_script("provision-pit.sh", "pit-1", env=env)
+    run_script("provision-pit.sh", "main-floor", "pit-1", env=env)
     before = _acl(tmp_path)
-    for script, args in (("provision-pit.sh", ("war-07",)), ("provision-table.sh", ("s", "pit-1"))):
+    for script, args in (
+        ("provision-pit.sh", ("main-floor", "war-07")),
+        ("provision-recorder.sh", ("main-floor", "pit-1")),
+        ("provision-table.sh", ("s", "pit-1")),
+    ):
         proc = run_script(script, *args, env=env, check=False)
         assert proc.returncode == 1
         assert "already a" in proc.stderr
@@ -187,7 +224,10 @@ def test_usage_errors(tmp_path: Path) -> None:
         ("provision-table.sh", ("only-site",)),
         ("provision-table.sh", ("a", "b", "c", "d")),
         ("provision-pit.sh", ()),
-        ("provision-pit.sh", ("--bogus", "pit-1")),
+        ("provision-pit.sh", ("pit-1",)),
+        ("provision-pit.sh", ("--bogus", "main-floor", "pit-1")),
+        ("provision-recorder.sh", ("main-floor",)),
+        ("provision-bridge.sh", ("a", "b", "c", "d")),
         ("make-test-ca.sh", ()),
     ):
         proc = run_script(script, *args, env=_env(tmp_path), check=False)
@@ -233,7 +273,7 @@ def test_test_ca_issues_the_named_certificates_and_keeps_its_ca(tmp_path: Path) 
 
 def test_script_failure_is_reported_with_its_output(tmp_path: Path) -> None:
     with pytest.raises(ScriptError, match="must be 1-64 letters"):
-        run_script("provision-pit.sh", "a/b", env=_env(tmp_path))
+        run_script("provision-pit.sh", "main-floor", "a/b", env=_env(tmp_path))
 
 
 def _conf_value(directive: str) -> str:

@@ -132,7 +132,7 @@ async def test_publisher_refuses_a_secret_file_others_can_read(
     exposed = tmp_path / "mqtt.secret"
     shutil.copyfile(pit.accounts["war-07"].secret_file, exposed)
     exposed.chmod(0o644)
-    with pytest.raises(PublisherConfigError, match=f"{exposed}.*readable by others"):
+    with pytest.raises(PublisherConfigError, match=f"{exposed} is readable by others"):
         Publisher(
             _settings(pit, "war-07", password_file=exposed),
             client_id="war-07",

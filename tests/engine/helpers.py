@@ -23,7 +23,7 @@ from table_controller.engine import (
 )
 from table_controller.engine.rules import Limits, RulesProfile
 from table_controller.engine.simulate import Session
-from table_controller.feed.records import record_body
+from table_controller.feed.bodies import record_body
 
 T0 = datetime(2024, 5, 1, 18, 0, tzinfo=UTC)
 

@@ -65,7 +65,7 @@ from table_controller.engine import (
     stats_view,
 )
 from table_controller.engine.rules import NY, STANDARD, UK
-from table_controller.feed.records import record_body
+from table_controller.feed.bodies import record_body
 
 from .helpers import T0
 

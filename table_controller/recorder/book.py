@@ -1,0 +1,157 @@
+"""Every feed the recorder follows: its progress, its gaps, and the acks and replays due.
+
+The book is fed what a commit stored; it keeps one :class:`SeqTrack` per
+(site, table, epoch), loaded from the database at first sight (so a restarted
+recorder, or one of several in a group, starts from what all of them
+committed) and reloaded while a hole stays open (another recorder of the group
+may have stored the message). It says which ``ack`` and which ``replay`` to
+publish (``MQTT.md``): an ack only for a table's current epoch, since a table
+with a new journal holds nothing of the old one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from table_controller.recorder.intake import FeedMessage, announced, unavailable
+from table_controller.recorder.sequence import SeqTrack
+from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.store.writer import Key, load_track, save_permanent, save_progress
+from table_controller.recorder.times import now_text
+
+log = logging.getLogger(__name__)
+
+# A hole older than this is looked up in the database again before it is asked for.
+RELOAD_AFTER_S: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A message for a table: its ``ack`` (retained) or a ``replay`` request."""
+
+    topic: str
+    payload: bytes
+    retain: bool
+
+
+class FeedBook:
+    def __init__(self, recorder: str, *, rand: Callable[[], float] = random.random) -> None:
+        self.recorder = recorder
+        self.tracks: dict[Key, SeqTrack] = {}
+        self.prefixes: dict[tuple[str, str], str] = {}
+        self.current: dict[tuple[str, str], str] = {}  # the epoch a table announces
+        self._acked: dict[tuple[str, str], tuple[str, int]] = {}
+        self._dirty: set[Key] = set()
+        self._reloaded: dict[Key, float] = {}
+        self._rand = rand
+
+    async def track(self, db: Backend, key: Key) -> SeqTrack:
+        track = self.tracks.get(key)
+        if track is None:
+            track = self.tracks[key] = await load_track(db, key)
+        return track
+
+    async def absorb(self, db: Backend, batch: Iterable[FeedMessage]) -> None:
+        """Take in a committed batch (new messages and duplicates alike)."""
+        for msg in batch:
+            table = (msg.site, msg.table)
+            self.prefixes[table] = msg.prefix
+            feed = announced(msg)
+            if feed is not None:
+                epoch, last = feed
+                self.current[table] = epoch
+                (await self.track(db, (*table, epoch))).announce(last)
+                self._dirty.add((*table, epoch))
+            key = msg.key
+            if key is None or msg.feed_seq is None:
+                continue
+            self.current.setdefault(table, key[2])
+            (await self.track(db, key)).add((msg.feed_seq,))
+            self._dirty.add(key)
+            gone = unavailable(msg)
+            if gone is not None:
+                await self._permanent(db, (*table, gone[0]), gone[1], gone[2])
+        for key in self._dirty:
+            self.tracks[key].settle()
+
+    async def _permanent(self, db: Backend, key: Key, first: int, last: int) -> None:
+        track = await self.track(db, key)
+        before = set(track.permanent)
+        track.mark_permanent(first, last)
+        added = sorted(set(track.permanent) - before)
+        if added:
+            log.warning("%s/%s epoch %s: feed_seq %s no longer held: a permanent gap", *key, added)
+            await save_permanent(db, key, added, now=now_text())
+
+    def acks(self) -> list[Outgoing]:
+        """The ``ack`` of every table whose committed feed moved since the last call."""
+        out: list[Outgoing] = []
+        for (site, table, epoch), track in self.tracks.items():
+            name = (site, table)
+            if self.current.get(name, epoch) != epoch or track.contiguous < 1:
+                continue
+            if self._acked.get(name) == (epoch, track.contiguous):
+                continue
+            self._acked[name] = (epoch, track.contiguous)
+            body = self._envelope("table-ack/1", site, table)
+            body.update({"recorder": self.recorder, "epoch": epoch, "feed_seq": track.contiguous})
+            out.append(Outgoing(f"{self.prefixes[name]}/ack", _json(body), retain=True))
+        return out
+
+    def forget_acks(self) -> None:
+        """Publish every table's ack again (a new connection: the broker may have lost them)."""
+        self._acked.clear()
+
+    async def check(self, db: Backend, now: float) -> list[Outgoing]:
+        """Reload open holes from the database; the ``replay`` requests due now."""
+        out: list[Outgoing] = []
+        for key, track in list(self.tracks.items()):
+            if not track.holes():
+                continue
+            self._dirty.add(key)
+            held = track.hole_since is not None and now - track.hole_since >= RELOAD_AFTER_S
+            if held and now - self._reloaded.get(key, 0.0) >= RELOAD_AFTER_S:
+                self._reloaded[key] = now
+                await load_track(db, key, track)
+            for first, last in track.due(now, self._rand):
+                site, table, epoch = key
+                body = self._envelope("table-replay/1", site, table)
+                body.update(
+                    {
+                        "recorder": self.recorder,
+                        "epoch": epoch,
+                        "from_feed_seq": first,
+                        "to_feed_seq": last,
+                    }
+                )
+                log.info("%s/%s epoch %s: asking for feed_seq %d-%d", *key, first, last)
+                out.append(Outgoing(f"{self.prefixes[(site, table)]}/replay", _json(body), False))
+        return out
+
+    async def save(self, db: Backend) -> None:
+        """Write the progress and pending gaps of the feeds that changed."""
+        dirty, self._dirty = self._dirty, set()
+        try:
+            await save_progress(db, ((k, self.tracks[k]) for k in dirty), now=now_text())
+        except BaseException:
+            self._dirty |= dirty
+            raise
+
+    def _envelope(self, schema: str, site: str, table: str) -> dict[str, object]:
+        return {
+            "schema": schema,
+            "id": str(uuid.uuid4()),
+            "table": table,
+            "site": site,
+            "ts": now_text(),
+        }
+
+
+def _json(body: dict[str, object]) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode("utf-8")

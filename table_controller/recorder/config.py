@@ -1,0 +1,139 @@
+"""The recorder's configuration (TOML, ``RECORDER.md``), validated at start.
+
+Unknown keys and bad values fail with a message naming the key::
+
+    [mqtt]
+    url = "mqtts://broker.pit:8883"
+    username = "recorder-1"            # also the client id and the recorder's name
+    password_file = "/etc/table-controller/recorder.password"
+    ca_file = "/etc/table-controller/ca.pem"
+    group = "recorders"                 # the shared subscription's group
+    sites = ["main-floor"]
+
+    [database]
+    url = "postgresql://recorder@db.pit/casino"   # or "sqlite:///var/lib/recorder.db"
+
+    [http]
+    listen = "127.0.0.1:8080"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from table_controller.feed.broker import BrokerConfigError, parse_broker_url
+from table_controller.recorder.errors import RecorderConfigError
+
+# One whole MQTT topic level: no '/', '+', '#' (MQTT.md: site and table are levels).
+Level = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+# Long enough for a restart; not so long that a recorder that never returns keeps
+# receiving its share of the group's messages for hours (the tables' replay covers
+# that share, but each message then waits for its gap to be noticed).
+DEFAULT_SESSION_EXPIRY_S: Final = 300
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MqttSection(_Strict):
+    url: str = "mqtt://127.0.0.1:1883"
+    username: Level | None = None
+    password_file: Path | None = None
+    ca_file: Path | None = None
+    # The client id where the broker has no accounts (tests, the demo); with a
+    # username the broker uses that (use_username_as_clientid) and so do we.
+    client_id: Level | None = None
+    group: Level = "recorders"
+    sites: Annotated[list[Level], Field(min_length=1)]
+    session_expiry_s: Annotated[int, Field(ge=0, le=2**32 - 1)] = DEFAULT_SESSION_EXPIRY_S
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        try:
+            parse_broker_url(value)
+        except BrokerConfigError as exc:
+            raise ValueError(str(exc).removeprefix("mqtt.url: ")) from exc
+        return value
+
+    @property
+    def name(self) -> str:
+        """The recorder's name: its client id, which the broker knows it by."""
+        return self.username or self.client_id or "recorder"
+
+
+class DatabaseSection(_Strict):
+    url: str = "sqlite:///recorder.db"
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if value.startswith(("postgresql://", "postgres://")):
+            return value
+        if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
+            return value
+        raise ValueError('use "postgresql://user@host/db" or "sqlite:///path/to/file.db"')
+
+
+class HttpSection(_Strict):
+    listen: str | None = "127.0.0.1:8080"
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parse_listen(value)
+        return value
+
+
+class RecorderConfig(_Strict):
+    mqtt: MqttSection
+    database: DatabaseSection = DatabaseSection()
+    http: HttpSection = HttpSection()
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:8080`` for IPv6) as a host and a port (0 picks a free one)."""
+    host, sep, port = value.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"{value!r}: use host:port, for example 127.0.0.1:8080")
+    return host, int(port)
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(lines)
+
+
+def parse_config(data: dict[str, Any]) -> RecorderConfig:
+    """Validate a configuration mapping; the error names every bad key."""
+    try:
+        return RecorderConfig.model_validate(data)
+    except ValidationError as exc:
+        raise RecorderConfigError(_describe(exc)) from exc
+
+
+def load_config(path: str | Path) -> RecorderConfig:
+    """Read and validate a TOML recorder configuration."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RecorderConfigError(f"{p}: cannot read: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise RecorderConfigError(f"{p}: not valid TOML: {exc}") from exc
+    try:
+        return parse_config(data)
+    except RecorderConfigError as exc:
+        raise RecorderConfigError(f"{p}: {exc}") from exc

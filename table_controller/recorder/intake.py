@@ -1,0 +1,198 @@
+"""A received MQTT message as the recorder stores it (``MQTT.md``).
+
+The envelope (``schema``, ``id``, ``table``, ``site``, ``ts``, and on
+``events``, ``rounds`` and ``alerts`` also ``epoch`` and ``feed_seq``) must
+parse, or the message cannot be stored by its ``id`` and is dropped with a
+count. The body is checked against the feed's payload model; a body that does
+not validate is still stored, with the reason in ``problem``: a message the
+table holds until acknowledged must never be refused for good by a newer
+schema than ours (it would stay a gap for ever).
+
+The feed's models do not declare ``feed_seq`` everywhere yet: a model that
+forbids exactly the feed's sequencing fields (``feed_seq``, ``epoch``,
+``prev_hash``, ``hash``) still validates the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
+
+from table_controller.feed.common import Ident, Timestamp
+from table_controller.feed.payloads import (
+    TABLE_EVENT,
+    TableAlert,
+    TableState,
+    TableStats,
+    TableStatus,
+    WarRound,
+    rfc3339,
+)
+
+
+class Leaf(StrEnum):
+    """The last topic level: what the message is (MQTT.md's topic tables)."""
+
+    STATUS = "status"
+    STATE = "state"
+    STATS = "stats"
+    EVENTS = "events"
+    ROUNDS = "rounds"
+    ALERTS = "alerts"
+
+
+# Non-retained topics carry ``feed_seq`` and are stored one row per message; the
+# retained ones keep only the newest per table.
+SEQUENCED: Final = frozenset({Leaf.EVENTS, Leaf.ROUNDS, Leaf.ALERTS})
+LATEST: Final = frozenset({Leaf.STATUS, Leaf.STATE, Leaf.STATS})
+FEED_FIELDS: Final = frozenset({"feed_seq", "epoch", "prev_hash", "hash"})
+REPLAY_UNAVAILABLE: Final = "REPLAY_UNAVAILABLE"
+
+_BODY: Final[dict[Leaf, TypeAdapter[Any]]] = {
+    Leaf.STATUS: TypeAdapter(TableStatus),
+    Leaf.STATE: TypeAdapter(TableState),
+    Leaf.STATS: TypeAdapter(TableStats),
+    Leaf.EVENTS: TABLE_EVENT,
+    Leaf.ROUNDS: TypeAdapter(WarRound),
+    Leaf.ALERTS: TypeAdapter(TableAlert),
+}
+_RANGE: Final = re.compile(r"(\d+)\s*(?:-|–|\.\.|to)\s*(\d+)")
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    schema_: Ident = Field(alias="schema")
+    id: Ident
+    table: Ident
+    site: Ident
+    ts: Timestamp
+    epoch: Ident | None = None
+    feed_seq: Annotated[StrictInt, Field(ge=1)] | None = None
+
+
+class IntakeError(ValueError):
+    """The message has no usable envelope: it cannot be stored by its id."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedMessage:
+    """One received message, ready to store."""
+
+    id: str
+    site: str
+    table: str
+    leaf: Leaf
+    prefix: str  # the table's topic prefix: where its ``ack`` and ``replay`` go
+    schema: str
+    ts: str  # RFC 3339, UTC, milliseconds: sorts as text in both databases
+    epoch: str | None
+    feed_seq: int | None
+    payload: str
+    body: dict[str, Any]
+    problem: str | None
+
+    @property
+    def key(self) -> tuple[str, str, str] | None:
+        """(site, table, epoch) of a sequenced message, else None."""
+        if self.leaf not in SEQUENCED or self.epoch is None or self.feed_seq is None:
+            return None
+        return (self.site, self.table, self.epoch)
+
+
+def parse_message(topic: str, payload: bytes) -> FeedMessage:
+    """A message from ``casino/<site>/table/<table>/<leaf>``; IntakeError if unusable."""
+    prefix, _, last = topic.rpartition("/")
+    try:
+        leaf = Leaf(last)
+    except ValueError as exc:
+        raise IntakeError(f"{topic}: not a feed topic") from exc
+    try:
+        text = payload.decode("utf-8")
+        body = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IntakeError(f"{topic}: not UTF-8 JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise IntakeError(f"{topic}: a payload is a JSON object")
+    try:
+        env = _Envelope.model_validate(body)
+    except ValidationError as exc:
+        raise IntakeError(f"{topic}: envelope: {_first_error(exc)}") from exc
+    levels = prefix.split("/")
+    problem = _check(leaf, body)
+    if len(levels) >= 2 and (levels[-1] != env.table or levels[-3:-2] != [env.site]):
+        problem = f"published on {topic} by table {env.table!r} of site {env.site!r}"
+    return FeedMessage(
+        id=env.id,
+        site=env.site,
+        table=env.table,
+        leaf=leaf,
+        prefix=prefix,
+        schema=env.schema_,
+        ts=rfc3339(env.ts),
+        epoch=env.epoch,
+        feed_seq=env.feed_seq,
+        payload=text,
+        body=body,
+        problem=problem,
+    )
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return f"{loc}: {err['msg']}" if loc else str(err["msg"])
+
+
+def _check(leaf: Leaf, body: dict[str, Any]) -> str | None:
+    try:
+        _BODY[leaf].validate_python(body)
+    except ValidationError as exc:
+        real = [
+            e
+            for e in exc.errors()
+            if not (e["type"] == "extra_forbidden" and e["loc"] and e["loc"][-1] in FEED_FIELDS)
+        ]
+        if real:
+            loc = ".".join(str(p) for p in real[0]["loc"])
+            return f"{leaf.value}: {loc}: {real[0]['msg']}"
+    return None
+
+
+def announced(msg: FeedMessage) -> tuple[str, int] | None:
+    """The ``feed`` a ``status`` announces: (epoch, last_feed_seq), or None."""
+    feed = msg.body.get("feed") if msg.leaf is Leaf.STATUS else None
+    if not isinstance(feed, dict):
+        return None
+    epoch, last = feed.get("epoch"), feed.get("last_feed_seq")
+    if isinstance(epoch, str) and epoch and type(last) is int and last >= 0:
+        return epoch, last
+    return None
+
+
+def unavailable(msg: FeedMessage) -> tuple[str, int, int] | None:
+    """(epoch, first, last) of a ``REPLAY_UNAVAILABLE`` alert, or None.
+
+    The range comes from ``from_feed_seq``/``to_feed_seq`` when the alert
+    carries them, else from the first ``A-B`` in its message (MQTT.md: the
+    alert names the range); the epoch from the alert's ``epoch``.
+    """
+    body = msg.body
+    if msg.leaf is not Leaf.ALERTS or body.get("code") != REPLAY_UNAVAILABLE:
+        return None
+    if body.get("resolved_by") is not None or msg.epoch is None:
+        return None
+    first, last = body.get("from_feed_seq"), body.get("to_feed_seq")
+    if not (type(first) is int and type(last) is int):
+        found = _RANGE.search(str(body.get("message", "")))
+        if found is None:
+            return None
+        first, last = int(found.group(1)), int(found.group(2))
+    if not 1 <= first <= last:
+        return None
+    return msg.epoch, first, last

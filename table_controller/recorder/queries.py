@@ -1,0 +1,202 @@
+"""What the database answers (``RECORDER.md``), for the JSON API and ``records`` alike.
+
+Each query returns plain JSON-ready values: amounts in integer cents, times
+RFC 3339 UTC. An unknown table raises :class:`UnknownTable`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime
+from typing import Any, Final
+
+from table_controller.feed.payloads import rfc3339
+from table_controller.recorder.errors import UnknownTable
+from table_controller.recorder.store.backend import Backend
+
+Json = dict[str, Any]
+BURN_ROLES: Final = frozenset({"burn", "war_burn"})
+CRITICAL: Final = "critical"
+
+
+async def _known(db: Backend, site: str, table: str) -> None:
+    rows = await db.fetch("SELECT 1 FROM tables WHERE site = ? AND table_id = ?", (site, table))
+    if not rows:
+        raise UnknownTable(f"no table {table!r} at site {site!r}")
+
+
+async def tables(db: Backend) -> list[Json]:
+    """Every table: latest ``status``, ``state``, ``stats``, last seen, open critical alerts."""
+    latest: dict[tuple[str, str], Json] = {}
+    for site, table, topic, payload in await db.fetch(
+        "SELECT site, table_id, topic, payload FROM latest"
+    ):
+        latest.setdefault((site, table), {})[topic] = json.loads(payload)
+    critical = Counter(
+        (a["site"], a["table"])
+        for a in await alerts(db, open_only=True)
+        if a["severity"] == CRITICAL
+    )
+    out = []
+    for site, table, first, last in await db.fetch(
+        "SELECT site, table_id, first_seen, last_seen FROM tables ORDER BY site, table_id"
+    ):
+        known = latest.get((site, table), {})
+        out.append(
+            {
+                "site": site,
+                "table": table,
+                "first_seen": first,
+                "last_seen": last,
+                "status": known.get("status"),
+                "state": known.get("state"),
+                "stats": known.get("stats"),
+                "open_critical_alerts": critical[(site, table)],
+            }
+        )
+    return out
+
+
+async def rounds(
+    db: Backend,
+    site: str,
+    table: str,
+    *,
+    last: int | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> list[Json]:
+    """``war-round/1`` records, newest first: the last ``last``, or those ended in [start, end)."""
+    await _known(db, site, table)
+    sql = "SELECT record FROM rounds WHERE site = ? AND table_id = ?"
+    params: list[Any] = [site, table]
+    if start is not None:
+        sql += " AND ended >= ?"
+        params.append(rfc3339(start))
+    if end is not None:
+        sql += " AND ended < ?"
+        params.append(rfc3339(end))
+    sql += " ORDER BY ended DESC, round_id DESC"
+    if last is not None:
+        sql += " LIMIT ?"
+        params.append(last)
+    return [json.loads(r[0]) for r in await db.fetch(sql, params)]
+
+
+async def one_round(db: Backend, site: str, table: str, epoch: str, round_id: int) -> Json | None:
+    """One record with its reconstruction (§(i)(4)), or None."""
+    await _known(db, site, table)
+    rows = await db.fetch(
+        "SELECT record FROM rounds WHERE site = ? AND table_id = ? AND epoch = ? AND round_id = ?",
+        (site, table, epoch, round_id),
+    )
+    if not rows:
+        return None
+    record = json.loads(rows[0][0])
+    return {"record": record, "reconstruction": reconstruction(record)}
+
+
+def reconstruction(record: Json) -> Json:
+    """Every card in dealing order with its role and position; a burn card without its rank
+    (§(h)(1)); and each position's hand as it was settled."""
+    cards = [
+        {
+            "n": c["n"],
+            "role": c["role"],
+            "position": c["position"],
+            "card": None if c["role"] in BURN_ROLES else c["card"],
+            "source": c["source"],
+        }
+        for c in sorted(record.get("cards", []), key=lambda c: c["n"])
+    ]
+    hands = [
+        {
+            "position": p["position"],
+            "card": p["card"],
+            "dealer_card": record.get("dealer_card"),
+            "outcome": p["outcome"],
+            "decision": p["decision"],
+            "war_card": p["war_card"],
+            "dealer_war_card": record.get("dealer_war_card") if p["decision"] == "war" else None,
+            "war_outcome": p["war_outcome"],
+            "wagers": p["wagers"],
+            "net": p["net"],
+        }
+        for p in record.get("positions", [])
+    ]
+    return {"cards": cards, "burns": sum(c["role"] in BURN_ROLES for c in cards), "hands": hands}
+
+
+async def alerts(db: Backend, *, open_only: bool = False, site: str | None = None) -> list[Json]:
+    """Alerts with raise and resolve times (one row per alert, from its messages)."""
+    sql = (
+        "SELECT site, table_id, alert, code, severity, message, round_id, position, spot,"
+        " resolved_by, ts FROM alerts"
+    )
+    params: list[Any] = []
+    if site is not None:
+        sql += " WHERE site = ?"
+        params.append(site)
+    by_alert: dict[tuple[str, str, str], Json] = {}
+    for s, t, alert, code, sev, msg, rnd, pos, spot, resolved_by, ts in await db.fetch(
+        sql + " ORDER BY ts", params
+    ):
+        entry = by_alert.setdefault(
+            (s, t, alert),
+            {
+                "site": s,
+                "table": t,
+                "alert": alert,
+                "code": code,
+                "severity": sev,
+                "message": msg,
+                "round_id": rnd,
+                "position": pos,
+                "spot": spot,
+                "raised": None,
+                "resolved": None,
+                "resolved_by": None,
+            },
+        )
+        if resolved_by is None:
+            entry["raised"] = entry["raised"] or ts
+        else:
+            entry["resolved"], entry["resolved_by"] = ts, resolved_by
+    out = list(by_alert.values())
+    if open_only:
+        out = [a for a in out if a["resolved"] is None]
+    return sorted(out, key=lambda a: (a["raised"] or a["resolved"] or "", a["alert"]))
+
+
+async def gaps(db: Backend) -> list[Json]:
+    """Per table and epoch: pending and permanent feed gaps, and the committed progress."""
+    progress = {
+        (s, t, e): (int(c), int(a))
+        for s, t, e, c, a in await db.fetch(
+            "SELECT site, table_id, epoch, contiguous, announced FROM feed_progress"
+        )
+    }
+    found: dict[tuple[str, str, str], Json] = {}
+    for key, (contiguous, announced) in progress.items():
+        found[key] = _gap_entry(key, contiguous, announced)
+    for s, t, e, first, last, state, since in await db.fetch(
+        "SELECT site, table_id, epoch, first_seq, last_seq, state, since FROM feed_gaps"
+        " ORDER BY first_seq"
+    ):
+        entry = found.setdefault((s, t, e), _gap_entry((s, t, e), 0, 0))
+        entry[state].append({"from_feed_seq": int(first), "to_feed_seq": int(last), "since": since})
+    return [found[k] for k in sorted(found)]
+
+
+def _gap_entry(key: tuple[str, str, str], contiguous: int, announced: int) -> Json:
+    site, table, epoch = key
+    return {
+        "site": site,
+        "table": table,
+        "epoch": epoch,
+        "contiguous_feed_seq": contiguous,
+        "announced_feed_seq": announced,
+        "pending": [],
+        "permanent": [],
+    }

@@ -1,0 +1,1 @@
+"""The recorder's database: one schema, two backends (PostgreSQL, SQLite), one writer."""

@@ -1,0 +1,277 @@
+"""Storing received messages: once by ``id``, in one transaction per batch.
+
+Each batch is one transaction: the messages, the round and alert rows
+derived from them, the newest ``status``/``state``/``stats`` per table and the
+tables' last-seen times. The ``ack`` that follows is computed only from what
+a committed transaction holds (``subscriber.py``). The feed's progress and
+gaps are written after it: they are a summary that ``load_track`` rebuilds
+from the messages themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from table_controller.feed.payloads import rfc3339
+from table_controller.recorder.intake import LATEST, FeedMessage, Leaf
+from table_controller.recorder.sequence import SeqTrack
+from table_controller.recorder.store.backend import Backend, Tx
+from table_controller.recorder.times import parse_time
+
+Key = tuple[str, str, str]
+_CHUNK: Final = 500
+
+_INSERT_MESSAGE: Final = (
+    "INSERT INTO messages (id, site, table_id, topic, schema, epoch, feed_seq, ts, received,"
+    " payload, problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+)
+_INSERT_ROUND: Final = (
+    "INSERT INTO rounds (id, site, table_id, epoch, round_id, started, ended, dealer, void, net,"
+    " handle, ties, wars, surrenders, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (id) DO NOTHING"
+)
+_INSERT_ALERT: Final = (
+    "INSERT INTO alerts (id, site, table_id, alert, code, severity, message, round_id, position,"
+    " spot, resolved_by, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (id) DO NOTHING"
+)
+# A retained message may arrive after a newer one (a replayed session): keep the newest.
+_UPSERT_LATEST: Final = (
+    "INSERT INTO latest (site, table_id, topic, id, ts, payload) VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (site, table_id, topic) DO UPDATE SET id = excluded.id, ts = excluded.ts,"
+    " payload = excluded.payload WHERE excluded.ts >= latest.ts"
+)
+_UPSERT_TABLE: Final = (
+    "INSERT INTO tables (site, table_id, first_seen, last_seen) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (site, table_id) DO UPDATE SET last_seen = excluded.last_seen"
+    " WHERE excluded.last_seen > tables.last_seen"
+)
+_UPSERT_PROGRESS: Final = (
+    "INSERT INTO feed_progress (site, table_id, epoch, contiguous, announced, updated)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (site, table_id, epoch) DO UPDATE SET"
+    " contiguous = CASE WHEN excluded.contiguous > feed_progress.contiguous"
+    " THEN excluded.contiguous ELSE feed_progress.contiguous END,"
+    " announced = CASE WHEN excluded.announced > feed_progress.announced"
+    " THEN excluded.announced ELSE feed_progress.announced END, updated = excluded.updated"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFigures:
+    """What the shift report adds up, from one ``war-round/1`` record."""
+
+    void: bool
+    net: int | None
+    handle: int | None
+    ties: int
+    wars: int
+    surrenders: int
+
+
+def round_figures(record: dict[str, Any]) -> RoundFigures:
+    """Handle, ties, wars and surrenders of a round, counted as the table's ``stats`` do.
+
+    Handle is every wager in action: a void wager (a tie wager without an
+    initial wager, §(h)(3)(iii)) never was. Amounts are known only when the
+    round's ``net`` is.
+    """
+    net = record.get("net")
+    handle: int | None = None
+    if isinstance(net, int) and not record.get("void"):
+        handle = sum(
+            w.get("amount") or 0
+            for p in record.get("positions", [])
+            for w in p.get("wagers", [])
+            if w.get("result") != "void"
+        )
+    ties = wars = surrenders = 0
+    # A void round settles nothing: its ties were never decided (GAME.md, VOID_ROUND).
+    for p in [] if record.get("void") else record.get("positions", []):
+        if p.get("outcome") == "tie":
+            ties += 1
+            wars += p.get("decision") == "war"
+            surrenders += p.get("decision") == "surrender"
+    return RoundFigures(
+        void=bool(record.get("void")),
+        net=net if isinstance(net, int) else None,
+        handle=handle,
+        ties=ties,
+        wars=wars,
+        surrenders=surrenders,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    new: list[FeedMessage]  # events, rounds, alerts stored by this commit, in arrival order
+    duplicates: int
+
+
+async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: str) -> Committed:
+    """Store every message of ``batch`` not stored yet, in one transaction."""
+    async with db.transaction() as tx:
+        # Sequenced messages are kept one row each, once by id; of the retained
+        # topics only the newest per table (RECORDER.md).
+        sequenced = [m for m in batch if m.leaf not in LATEST]
+        seen = await _existing(tx, [m.id for m in sequenced])
+        new: list[FeedMessage] = []
+        for msg in sequenced:
+            if msg.id not in seen:
+                seen.add(msg.id)
+                new.append(msg)
+        await tx.executemany(_INSERT_MESSAGE, [_message_row(m, received) for m in new])
+        await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in new if _is_round(m)])
+        await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in new if _is_alert(m)])
+        latest = [m for m in batch if m.leaf in LATEST]
+        await tx.executemany(
+            _UPSERT_LATEST, [(m.site, m.table, m.leaf.value, m.id, m.ts, m.payload) for m in latest]
+        )
+        tables = {(m.site, m.table) for m in batch}
+        await tx.executemany(_UPSERT_TABLE, [(s, t, received, received) for s, t in tables])
+    return Committed(new=new, duplicates=len(sequenced) - len(new))
+
+
+async def _existing(tx: Tx, ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    unique = sorted(set(ids))
+    for i in range(0, len(unique), _CHUNK):
+        part = unique[i : i + _CHUNK]
+        marks = ", ".join("?" * len(part))
+        rows = await tx.fetch(f"SELECT id FROM messages WHERE id IN ({marks})", part)
+        found.update(r[0] for r in rows)
+    return found
+
+
+def _message_row(m: FeedMessage, received: str) -> tuple[Any, ...]:
+    return (
+        m.id,
+        m.site,
+        m.table,
+        m.leaf.value,
+        m.schema,
+        m.epoch,
+        m.feed_seq,
+        m.ts,
+        received,
+        m.payload,
+        m.problem,
+    )
+
+
+def _is_round(m: FeedMessage) -> bool:
+    return m.leaf is Leaf.ROUNDS and m.problem is None
+
+
+def _is_alert(m: FeedMessage) -> bool:
+    return m.leaf is Leaf.ALERTS and m.problem is None
+
+
+def _round_row(m: FeedMessage) -> tuple[Any, ...]:
+    b = m.body
+    f = round_figures(b)
+    return (
+        m.id,
+        m.site,
+        m.table,
+        m.epoch,
+        b["round_id"],
+        _ts(b.get("started")),
+        _ts(b.get("ended")) or m.ts,
+        b.get("dealer"),
+        int(f.void),
+        f.net,
+        f.handle,
+        f.ties,
+        f.wars,
+        f.surrenders,
+        m.payload,
+    )
+
+
+def _alert_row(m: FeedMessage) -> tuple[Any, ...]:
+    b = m.body
+    return (
+        m.id,
+        m.site,
+        m.table,
+        b["alert"],
+        b["code"],
+        b["severity"],
+        b.get("message"),
+        b.get("round_id"),
+        b.get("position"),
+        b.get("spot"),
+        b.get("resolved_by"),
+        m.ts,
+    )
+
+
+def _ts(value: object) -> str | None:
+    # Validated as RFC 3339 by the feed's model; normalised to the stored form.
+    return rfc3339(parse_time(value)) if isinstance(value, str) else None
+
+
+# -- the feed's progress ---------------------------------------------------------------
+
+
+async def load_track(db: Backend, key: Key, track: SeqTrack | None = None) -> SeqTrack:
+    """The feed of ``key`` as the database holds it (what every recorder committed)."""
+    site, table, epoch = key
+    track = track if track is not None else SeqTrack()
+    rows = await db.fetch(
+        "SELECT contiguous, announced FROM feed_progress WHERE site = ? AND table_id = ?"
+        " AND epoch = ?",
+        (site, table, epoch),
+    )
+    if rows:
+        track.contiguous = max(track.contiguous, int(rows[0][0]))
+        track.announce(int(rows[0][1]))
+    gaps = await db.fetch(
+        "SELECT first_seq, last_seq FROM feed_gaps WHERE site = ? AND table_id = ? AND epoch = ?"
+        " AND state = 'permanent' ORDER BY first_seq",
+        (site, table, epoch),
+    )
+    track.permanent = sorted(set(track.permanent) | {(int(a), int(b)) for a, b in gaps})
+    seqs = await db.fetch(
+        "SELECT feed_seq FROM messages WHERE site = ? AND table_id = ? AND epoch = ?"
+        " AND feed_seq > ?",
+        (site, table, epoch, track.contiguous),
+    )
+    track.add(int(r[0]) for r in seqs)
+    track.settle()
+    return track
+
+
+async def save_progress(db: Backend, rows: Iterable[tuple[Key, SeqTrack]], *, now: str) -> None:
+    """Progress and pending gaps of the given feeds, in one transaction."""
+    rows = list(rows)
+    if not rows:
+        return
+    async with db.transaction() as tx:
+        await tx.executemany(
+            _UPSERT_PROGRESS, [(*key, t.contiguous, t.announced, now) for key, t in rows]
+        )
+        for key, track in rows:
+            await tx.execute(
+                "DELETE FROM feed_gaps WHERE site = ? AND table_id = ? AND epoch = ?"
+                " AND state = 'pending'",
+                key,
+            )
+            await tx.executemany(
+                "INSERT INTO feed_gaps (site, table_id, epoch, first_seq, last_seq, state, since)"
+                " VALUES (?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
+                [(*key, a, b, now) for a, b in track.holes()],
+            )
+
+
+async def save_permanent(
+    db: Backend, key: Key, ranges: Iterable[tuple[int, int]], *, now: str
+) -> None:
+    async with db.transaction() as tx:
+        await tx.executemany(
+            "INSERT INTO feed_gaps (site, table_id, epoch, first_seq, last_seq, state, since)"
+            " VALUES (?, ?, ?, ?, ?, 'permanent', ?) ON CONFLICT DO NOTHING",
+            [(*key, a, b, now) for a, b in ranges],
+        )

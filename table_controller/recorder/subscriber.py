@@ -1,0 +1,271 @@
+"""The recorder at work: subscribe, commit, ack, ask for replays (``RECORDER.md``).
+
+Three named tasks under one TaskGroup:
+
+* ``recorder-mqtt`` keeps one MQTT 5 connection with a persistent session
+  (``clean_start`` false, a session expiry) and reconnects with capped,
+  jittered backoff. ``events``, ``rounds`` and ``alerts`` come through the
+  shared subscription ``$share/<group>/casino/<site>/table/+/<topic>``, so
+  the recorders of a group split them. ``status``, ``state`` and ``stats``
+  are subscribed plainly: a broker sends no retained messages to a shared
+  subscription (MQTT 5 §4.8.2), and every recorder wants the latest of each.
+* ``recorder-commit`` stores what arrived in batches, one transaction each,
+  retrying while the database is away (the messages wait in memory; the
+  tables still hold them, unacknowledged), then publishes the acks: never
+  ahead of the database.
+* ``recorder-gaps`` asks for what is missing (``replay``) and writes the
+  feeds' progress.
+
+:meth:`Recorder.stop` (SIGTERM) stops taking messages, commits what it has,
+publishes the acks and disconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Final
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from table_controller.feed.broker import parse_broker_url, read_password, tls_context
+from table_controller.recorder.backoff import backoff_delay
+from table_controller.recorder.book import FeedBook, Outgoing
+from table_controller.recorder.config import MqttSection
+from table_controller.recorder.errors import DatabaseUnavailable
+from table_controller.recorder.intake import (
+    LATEST,
+    SEQUENCED,
+    FeedMessage,
+    IntakeError,
+    parse_message,
+)
+from table_controller.recorder.live import LiveHub
+from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.store.writer import store_batch
+from table_controller.recorder.times import now_text, parse_time
+
+log = logging.getLogger(__name__)
+
+BATCH_MAX: Final = 2000
+GAP_CHECK_S: Final = 0.25
+RETRY_INITIAL_S: Final = 0.5
+RETRY_MAX_S: Final = 5.0
+KEEPALIVE_S: Final = 15
+PUBLISH_TIMEOUT_S: Final = 10.0
+LAGS_KEPT: Final = 10_000_000
+
+
+def subscriptions(mqtt: MqttSection) -> list[str]:
+    """The topic filters of the recorder's sites (RECORDER.md)."""
+    out = []
+    for site in mqtt.sites:
+        out += [f"$share/{mqtt.group}/casino/{site}/table/+/{leaf}" for leaf in sorted(SEQUENCED)]
+        out += [f"casino/{site}/table/+/{leaf}" for leaf in sorted(LATEST)]
+    return out
+
+
+class Recorder:
+    """One recorder process's work; ``run()`` until ``stop()``."""
+
+    def __init__(
+        self,
+        mqtt: MqttSection,
+        db: Backend,
+        *,
+        live: LiveHub | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.mqtt = mqtt
+        self.db = db
+        self.live = live or LiveHub()
+        self.book = FeedBook(mqtt.name)
+        self.address = parse_broker_url(mqtt.url)
+        self._password = None if mqtt.password_file is None else read_password(mqtt.password_file)
+        self._tls = (
+            tls_context(mqtt.ca_file) if self.address.tls or mqtt.ca_file is not None else None
+        )
+        self._clock = clock
+        self._pending: list[FeedMessage] = []
+        self._arrived = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self._connected = asyncio.Event()
+        self._outgoing: list[Outgoing] = []
+        # Counters for logs and the benchmark.
+        self.received = 0
+        self.stored = 0
+        self.duplicates = 0
+        self.dropped = 0
+        self.commit_lag_ms: list[float] = []
+        self.committed = asyncio.Condition()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            mqtt = tg.create_task(self._mqtt_loop(), name="recorder-mqtt")
+            gaps = tg.create_task(self._gap_loop(), name="recorder-gaps")
+            await self._commit_loop()
+            gaps.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gaps
+            await self._flush()
+            mqtt.cancel()
+
+    # -- MQTT ------------------------------------------------------------------------
+
+    def _new_client(self) -> aiomqtt.Client:
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = self.mqtt.session_expiry_s
+        return aiomqtt.Client(
+            self.address.host,
+            self.address.port,
+            username=self.mqtt.username,
+            password=self._password,
+            identifier=self.mqtt.name,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            clean_start=False,
+            properties=props,
+            keepalive=KEEPALIVE_S,
+            tls_context=self._tls,
+        )
+
+    async def _mqtt_loop(self) -> None:
+        attempt = 0
+        while True:
+            try:
+                async with self._new_client() as client:
+                    for topic in subscriptions(self.mqtt):
+                        await client.subscribe(topic, qos=1)
+                    log.info("recorder %s: connected to %s", self.mqtt.name, self.mqtt.url)
+                    attempt = 0
+                    self._client = client
+                    self.book.forget_acks()
+                    self._connected.set()
+                    self._arrived.set()  # publish what waited for the connection
+                    async for message in client.messages:
+                        self._take(str(message.topic), message.payload)
+            except aiomqtt.MqttError as exc:
+                if attempt == 0:
+                    log.warning("recorder %s: broker connection lost: %s", self.mqtt.name, exc)
+            finally:
+                self._client = None
+                self._connected.clear()
+            await asyncio.sleep(
+                backoff_delay(attempt, initial_s=RETRY_INITIAL_S, cap_s=RETRY_MAX_S)
+            )
+            attempt += 1
+
+    def _take(self, topic: str, payload: object) -> None:
+        if self._stopping.is_set():
+            return  # after SIGTERM: the tables still hold it, unacknowledged
+        self.received += 1
+        if not isinstance(payload, bytes | bytearray):
+            self.dropped += 1
+            return
+        try:
+            msg = parse_message(topic, bytes(payload))
+        except IntakeError as exc:
+            self.dropped += 1
+            log.warning("dropped a message that cannot be stored: %s", exc)
+            return
+        self._pending.append(msg)
+        self._arrived.set()
+
+    async def _publish(self, items: list[Outgoing]) -> None:
+        """Publish, or keep for the next connection (acks are retained: the latest wins)."""
+        self._outgoing += items
+        client = self._client
+        if client is None or not self._outgoing:
+            return
+        todo, self._outgoing = self._outgoing, []
+        for i, item in enumerate(todo):
+            try:
+                await asyncio.wait_for(
+                    client.publish(item.topic, item.payload, qos=1, retain=item.retain),
+                    PUBLISH_TIMEOUT_S,
+                )
+            except (aiomqtt.MqttError, TimeoutError):
+                self._outgoing = [o for o in todo[i:] if o.retain] + self._outgoing
+                return
+
+    # -- commits ---------------------------------------------------------------------
+
+    async def _commit_loop(self) -> None:
+        stop = asyncio.ensure_future(self._stopping.wait())
+        try:
+            while True:
+                if not self._pending:
+                    self._arrived.clear()
+                    if self._stopping.is_set():
+                        return
+                    waiter = asyncio.ensure_future(self._arrived.wait())
+                    await asyncio.wait({waiter, stop}, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    if not self._pending:
+                        await self._publish(self.book.acks())
+                        continue
+                batch, self._pending = self._pending[:BATCH_MAX], self._pending[BATCH_MAX:]
+                await self._commit(batch)
+                await self._publish(self.book.acks())
+        finally:
+            stop.cancel()
+
+    async def _commit(self, batch: list[FeedMessage]) -> None:
+        attempt = 0
+        while True:
+            try:
+                done = await store_batch(self.db, batch, received=now_text())
+                await self.book.absorb(self.db, batch)
+                break
+            except DatabaseUnavailable as exc:
+                if attempt == 0:
+                    log.warning("database unavailable, acks wait: %s", exc)
+                await asyncio.sleep(
+                    backoff_delay(attempt, initial_s=RETRY_INITIAL_S, cap_s=RETRY_MAX_S)
+                )
+                attempt += 1
+        if attempt:
+            log.info("database back after %d retries", attempt)
+        now = datetime.now(UTC)
+        for msg in done.new:
+            if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
+                self.commit_lag_ms.append((now - parse_time(msg.ts)).total_seconds() * 1000)
+        for msg in [*done.new, *(m for m in batch if m.leaf in LATEST)]:
+            self.live.publish(
+                {"site": msg.site, "table": msg.table, "topic": msg.leaf.value, "id": msg.id}
+                | {"ts": msg.ts, "feed_seq": msg.feed_seq, "payload": msg.body}
+            )
+        self.stored += len(done.new)
+        self.duplicates += done.duplicates
+        async with self.committed:
+            self.committed.notify_all()
+
+    async def _flush(self) -> None:
+        """At stop: the last acks, while still connected."""
+        try:
+            await self.book.save(self.db)
+        except DatabaseUnavailable as exc:
+            # A summary only: the next start rebuilds it from the stored messages.
+            log.warning("feed progress not saved at stop: %s", exc)
+        await self._publish(self.book.acks())
+
+    # -- gaps ------------------------------------------------------------------------
+
+    async def _gap_loop(self) -> None:
+        while True:
+            await asyncio.sleep(GAP_CHECK_S)
+            try:
+                replays = await self.book.check(self.db, self._clock())
+                await self.book.save(self.db)
+            except DatabaseUnavailable:
+                continue
+            await self._publish(replays + self.book.acks())

@@ -1,0 +1,24 @@
+"""Times as the recorder stores and accepts them: RFC 3339, UTC (``RECORDER.md``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from table_controller.feed.payloads import rfc3339
+
+
+def parse_time(value: object) -> datetime:
+    """An RFC 3339 time with its offset; ValueError otherwise."""
+    if not isinstance(value, str):
+        raise ValueError("an RFC 3339 time, for example 2026-01-31T22:00:00Z")
+    try:
+        parsed = datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError as exc:
+        raise ValueError(f"{value!r}: not an RFC 3339 time (2026-01-31T22:00:00Z)") from exc
+    if parsed.tzinfo is None:
+        raise ValueError(f"{value!r}: give the UTC offset (Z or +01:00)")
+    return parsed.astimezone(UTC)
+
+
+def now_text() -> str:
+    return rfc3339(datetime.now(UTC))

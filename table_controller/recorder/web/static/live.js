@@ -1,0 +1,85 @@
+// Live pages: when /api/live says a table changed, fetch this page's live
+// region again (?fragment=1) and swap it in. No library; nothing from the
+// internet. Keyboard focus survives the swap (the same link is focused again).
+(() => {
+  "use strict";
+  const live = document.getElementById("live");
+  const state = document.getElementById("live-state");
+  if (!live || !window.EventSource) return;
+  const onlyTable = live.dataset.table || null;
+  let busy = false;
+  let again = false;
+  let updates = 0;
+  const MIN_GAP_MS = 250;
+
+  function focusKey() {
+    const el = document.activeElement;
+    if (!el || !live.contains(el)) return null;
+    return el.getAttribute("href") || el.id || null;
+  }
+
+  function refocus(key) {
+    if (!key) return;
+    const found = Array.from(live.querySelectorAll("a[href], [id]"))
+      .find((el) => el.getAttribute("href") === key || el.id === key);
+    if (found) found.focus();
+  }
+
+  async function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    const started = Date.now();
+    try {
+      const answer = await fetch(live.dataset.fragment, { credentials: "same-origin", cache: "no-store" });
+      if (answer.redirected || answer.status === 401) { window.location.reload(); return; }
+      if (!answer.ok && state) state.textContent = `not updated (${answer.status}), retrying`;
+      if (answer.ok) {
+        const key = focusKey();
+        live.innerHTML = await answer.text();
+        refocus(key);
+        updates += 1;
+        document.body.dataset.updates = String(updates);
+      }
+    } catch (err) {
+      if (state) state.textContent = "update failed, retrying";
+    } finally {
+      // At most one fetch in flight and one every MIN_GAP_MS: a busy floor sends many
+      // changes a second, and each fetch shows all of them at once.
+      const wait = Math.max(0, MIN_GAP_MS - (Date.now() - started));
+      window.setTimeout(() => {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      }, wait);
+    }
+  }
+
+  function concerns(event) {
+    if (!onlyTable) return true;
+    try {
+      const data = JSON.parse(event.data);
+      return !data.table || `${data.site}/${data.table}` === onlyTable;
+    } catch (err) {
+      return true;
+    }
+  }
+
+  function changed(event) { if (concerns(event)) refresh(); }
+
+  // A page whose figures age without any change (how long an alert is open)
+  // asks again every data-tick seconds.
+  const tick = Number(live.dataset.tick || 0);
+  if (tick > 0) window.setInterval(refresh, tick * 1000);
+
+  const source = new EventSource("/api/live");
+  source.onopen = () => {
+    if (state) { state.textContent = "live"; state.className = "live-state on"; }
+    refresh();  // whatever changed while the stream was away
+  };
+  source.onerror = () => {
+    if (state) { state.textContent = "reconnecting…"; state.className = "live-state"; }
+  };
+  source.onmessage = changed;
+  for (const name of ["status", "state", "stats", "events", "rounds", "alerts", "change"]) {
+    source.addEventListener(name, changed);
+  }
+})();

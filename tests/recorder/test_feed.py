@@ -1,0 +1,101 @@
+"""A recorder and light tables on a real Mosquitto, into SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from bench.light_table import LightTable
+from table_controller.recorder import queries
+from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.subscriber import Recorder
+from table_controller.rigs.broker import MosquittoBroker
+from tests.recorder.checks import assert_complete
+from tests.recorder.conftest import SITE, dealing, recorder_config, running, unique
+
+ACK_TIMEOUT_S = 30.0
+
+
+async def test_every_message_stored_once_and_acked(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    cfg = recorder_config(mosquitto, db_url)
+    run = unique("run")
+    tables = [
+        LightTable(mosquitto.host, mosquitto.port, site=SITE, table=f"t{i}-{run}") for i in range(3)
+    ]
+    async with running(Recorder(cfg.mqtt, db)), dealing(*tables):
+        for _ in range(10):
+            for t in tables:
+                t.deal_round()
+        for t in tables:
+            await t.wait_acked(ACK_TIMEOUT_S)
+    await assert_complete(db, *tables)
+    rounds = await queries.rounds(db, SITE, tables[0].table, last=100)
+    assert [r["round_id"] for r in rounds] == list(range(10, 0, -1))
+
+
+async def test_a_dropped_message_is_filled_by_replay(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    """(e): feed_seq 3 is never sent; the recorder sees 4.. and asks for it."""
+    cfg = recorder_config(mosquitto, db_url)
+    table = LightTable(
+        mosquitto.host, mosquitto.port, site=SITE, table=unique("drop"), drop=frozenset({3})
+    )
+    async with running(Recorder(cfg.mqtt, db)), dealing(table):
+        table.deal_round()
+        await table.wait_acked(ACK_TIMEOUT_S)
+    assert table.replays
+    assert table.replays[0][0] == 3
+    await assert_complete(db, table)
+
+
+async def test_a_lost_tail_is_seen_from_status(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    """The last message is lost: only status.feed.last_feed_seq shows it."""
+    cfg = recorder_config(mosquitto, db_url)
+    table = LightTable(mosquitto.host, mosquitto.port, site=SITE, table=unique("tail"))
+    table.drop = {7}
+    async with running(Recorder(cfg.mqtt, db)), dealing(table):
+        table.deal_round()  # 3 positions: 1 + 5 cards + decisions + settled + record
+        table.drop = set()
+        assert table.last_feed_seq >= 7
+        await table.wait_acked(ACK_TIMEOUT_S)
+    await assert_complete(db, table)
+
+
+async def test_what_the_table_no_longer_holds_is_a_permanent_gap(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    cfg = recorder_config(mosquitto, db_url)
+    table = LightTable(
+        mosquitto.host, mosquitto.port, site=SITE, table=unique("gone"), drop=frozenset({2})
+    )
+    table.deal_round()
+    table.forget(2, 2)  # pruned before anyone asked: the replay cannot fill it
+    async with running(Recorder(cfg.mqtt, db)), dealing(table):
+        await table.wait_acked(ACK_TIMEOUT_S)
+    gaps = [g for g in await queries.gaps(db) if g["table"] == table.table]
+    assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in gaps[0]["permanent"]] == [(2, 2)]
+    assert gaps[0]["pending"] == []
+    stored = await db.fetch("SELECT COUNT(*) FROM messages WHERE table_id = ?", (table.table,))
+    assert stored[0][0] == table.last_feed_seq - 1
+
+
+async def test_a_table_restart_with_a_new_epoch(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    """(f): the same table with a new journal starts feed_seq again at 1."""
+    cfg = recorder_config(mosquitto, db_url)
+    name = unique("epochs")
+    first = LightTable(mosquitto.host, mosquitto.port, site=SITE, table=name, seed=1)
+    async with running(Recorder(cfg.mqtt, db)):
+        async with dealing(first):
+            first.deal_round()
+            first.deal_round()
+            await first.wait_acked(ACK_TIMEOUT_S)
+        second = LightTable(mosquitto.host, mosquitto.port, site=SITE, table=name, seed=2)
+        async with dealing(second):
+            second.deal_round()
+            await second.wait_acked(ACK_TIMEOUT_S)
+    await assert_complete(db, first, second)
+    assert first.epoch != second.epoch

@@ -1,0 +1,81 @@
+"""A tablet and a keyboard: the floor fits a tablet's width, every control is reachable by
+Tab and shows where the focus is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.async_api import Browser, Page
+
+from table_controller.rigs.broker import MosquittoBroker
+from tests.web.harness import PitServer, signed_in, tables
+
+WAIT_MS = 15_000
+TABLET_W = 768  # a tablet held upright
+CONTROLS = 'a[href], button, input:not([type=hidden]), [tabindex="0"]'
+
+
+async def _tab_through(page: Page) -> list[dict[str, str]]:
+    """Press Tab until the focus comes round again; what was focused, with its outline."""
+    seen: list[dict[str, str]] = []
+    total = await page.locator(CONTROLS).count()
+    # A date-time input takes a Tab per field (day, month, year, hour, minute).
+    for _ in range(total * 6 + 10):
+        await page.keyboard.press("Tab")
+        now = await page.evaluate(
+            """() => { const el = document.activeElement;
+                const s = getComputedStyle(el);
+                return {key: el === document.body ? "" : el.outerHTML.slice(0, 80),
+                        outline: s.outlineStyle,
+                        width: s.outlineWidth}; }"""
+        )
+        if not now["key"]:  # past the last control: the focus left the page
+            if seen:
+                break
+            continue
+        if seen and now["key"] == seen[0]["key"]:
+            break
+        seen.append(now)
+    return seen
+
+
+async def test_every_control_of_each_page_is_reached_by_tab_and_shows_its_focus(
+    pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser
+) -> None:
+    async with tables(mosquitto.url, tmp_path, pit.site, 2) as rigs:
+        await rigs[0][1].play_round()
+        page = await signed_in(browser, pit.url)
+        for path in ("/", f"/table/{pit.site}/war-01", "/alerts", "/report"):
+            await page.goto(f"{pit.url}{path}")
+            await page.wait_for_selector("#live-state.on", timeout=WAIT_MS)
+            controls = await page.eval_on_selector_all(
+                CONTROLS, "els => els.map(el => el.outerHTML.slice(0, 80))"
+            )
+            focused = await _tab_through(page)
+            assert {f["key"] for f in focused} == set(controls), path
+            plain = [f for f in focused if (f["outline"], f["width"]) != ("solid", "3px")]
+            assert plain == [], path
+
+
+async def test_the_floor_fits_a_tablet_in_a_grid_of_tiles(
+    pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser
+) -> None:
+    async with tables(mosquitto.url, tmp_path, pit.site, 3):
+        page = await signed_in(browser, pit.url, width=TABLET_W)
+        await page.wait_for_function(
+            "() => document.querySelectorAll('li.tile').length === 3", timeout=WAIT_MS
+        )
+        overflow = await page.evaluate(
+            "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0
+        tops = await page.eval_on_selector_all(
+            "li.tile", "els => els.map(el => Math.round(el.getBoundingClientRect().top))"
+        )
+        assert tops[0] == tops[1]  # two tiles side by side, not a single column
+        for path in (f"/table/{pit.site}/war-01", "/report"):
+            await page.goto(f"{pit.url}{path}")
+            wide = await page.evaluate(
+                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert wide <= 0, path  # wide tables scroll inside their panel, not the page

@@ -1,0 +1,169 @@
+"""The pit's HTTP side over a real socket: the login gate, sessions, Basic on /api, TLS."""
+
+from __future__ import annotations
+
+import base64
+import ssl
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from table_controller.recorder.live import LiveHub
+from table_controller.recorder.store.backend import Backend, migrate, open_backend
+from table_controller.recorder.web.errors import TlsConfigError
+from table_controller.recorder.web.serve import serve_pit, tls_options
+from table_controller.recorder.web.users import add_user, remove_user
+from tests.web.harness import PASSWORD, USER, make_users
+
+
+@dataclass
+class Store:
+    db: Backend
+    users: Path
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    db = open_backend(f"sqlite://{tmp_path}/recorder.db")
+    await migrate(db)
+    yield Store(db, make_users(tmp_path / "pit-users"))
+    await db.close()
+
+
+@asynccontextmanager
+async def _client(
+    store: Store, *, cert: Path | None = None, key: Path | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of the pit served from ``store`` (over TLS with ``cert``)."""
+    trust: ssl.SSLContext | bool = True
+    if cert is not None:
+        trust = ssl.create_default_context(cafile=str(cert))
+    listen = "127.0.0.1:0"
+    async with (
+        serve_pit(store.db, LiveHub(), listen, store.users, cert_file=cert, key_file=key) as url,
+        httpx.AsyncClient(base_url=url, verify=trust) as client,
+    ):
+        yield client
+
+
+def _basic(name: str, password: str) -> dict[str, str]:
+    token = base64.b64encode(f"{name}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+async def test_every_route_needs_a_login_and_a_wrong_password_is_refused(
+    store: Store,
+) -> None:
+    async with _client(store) as client:
+        for path in ("/", "/alerts", "/report", "/report.csv", "/table/s/t"):
+            answer = await client.get(path)
+            assert answer.status_code == 303, path
+            assert answer.headers["location"].startswith("/login?next=")
+        for path in ("/api/tables", "/api/live", "/openapi.json"):
+            assert (await client.get(path)).status_code == 401, path
+        assert (await client.get("/login")).status_code == 200
+        assert (await client.get("/static/pit.css")).status_code == 200
+
+        wrong = await client.post("/login", data={"name": USER, "password": "nope-nope"})
+        assert wrong.status_code == 401
+        assert "Wrong name or password" in wrong.text
+        assert "pit_session" not in client.cookies or (await client.get("/")).status_code == 303
+        unknown = await client.post("/login", data={"name": "mallory", "password": PASSWORD})
+        assert unknown.status_code == 401
+
+        right = await client.post(
+            "/login", data={"name": USER, "password": PASSWORD, "next": "/alerts"}
+        )
+        assert (right.status_code, right.headers["location"]) == (303, "/alerts")
+        assert (await client.get("/api/tables")).json() == []
+        floor = await client.get("/")
+        assert floor.status_code == 200
+        assert "No table has reported yet" in floor.text
+        assert (await client.get("/table/nowhere/none")).status_code == 404
+        assert (await client.get("/report?from=yesterday")).status_code == 400
+
+        await client.post("/logout")
+        assert (await client.get("/api/tables")).status_code == 401
+
+
+async def test_api_takes_http_basic_and_sign_in_never_leaves_the_site(
+    store: Store,
+) -> None:
+    async with _client(store) as client:
+        assert (await client.get("/api/tables", headers=_basic(USER, PASSWORD))).status_code == 200
+        assert (await client.get("/api/tables", headers=_basic(USER, "x"))).status_code == 401
+        # Basic opens the API only: the pages want the form's session.
+        assert (await client.get("/", headers=_basic(USER, PASSWORD))).status_code == 303
+        for target in ("//evil.example/", "https://evil.example/", "/\\evil.example"):
+            answer = await client.post(
+                "/login", data={"name": USER, "password": PASSWORD, "next": target}
+            )
+            assert answer.headers["location"] == "/"
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    cert, key = folder / "pit.pem", folder / "pit.key"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_tls_when_configured_with_a_secure_session_cookie(
+    store: Store, tmp_path: Path
+) -> None:
+    cert, key = _self_signed(tmp_path)
+    async with _client(store, cert=cert, key=key) as client:
+        assert str(client.base_url).startswith("https://")
+        answer = await client.post("/login", data={"name": USER, "password": PASSWORD})
+        assert answer.status_code == 303
+        assert "secure" in answer.headers["set-cookie"].lower()
+        assert (await client.get("/api/tables")).status_code == 200
+
+
+def test_a_bad_certificate_or_key_is_named_at_start(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    assert tls_options(None, None) == {}
+    with pytest.raises(TlsConfigError, match="both cert_file and key_file"):
+        tls_options(cert, None)
+    with pytest.raises(TlsConfigError, match=r"missing\.pem: no such file"):
+        tls_options(tmp_path / "missing.pem", key)
+    with pytest.raises(TlsConfigError, match="not a certificate and its key"):
+        tls_options(key, key)
+
+
+async def test_a_user_removed_from_the_file_is_out_at_the_next_request(store: Store) -> None:
+    async with _client(store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        assert (await client.get("/api/tables")).status_code == 200
+        add_user(store.users, "second", "another-password")
+        remove_user(store.users, USER)
+        assert (await client.get("/api/tables")).status_code == 401
+        assert (await client.get("/")).status_code == 303
+        assert (
+            await client.get("/api/tables", headers=_basic("second", "another-password"))
+        ).status_code == 200
