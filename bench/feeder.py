@@ -22,11 +22,11 @@ from table_controller.engine import (
     ConsolePress,
     CoverRead,
     DeviceOnline,
+    EngineSnapshot,
     Input,
     Outcome,
     Phase,
     SpotsChanged,
-    TableState,
     spot_bit,
 )
 from table_controller.engine.inputs import DEVICE_NAMES
@@ -62,7 +62,7 @@ class Feeder:
     def __init__(
         self,
         name: str,
-        state: Callable[[], TableState],
+        state: Callable[[], EngineSnapshot],
         *,
         seed: int,
         positions: int = 7,
@@ -91,7 +91,7 @@ class Feeder:
         return SpotsChanged(self.clock(), present, 0, tuple(sorted(self.chips.items())))
 
     def _new_shoe(self) -> Input:
-        self.shoe = list(DECK) * self.state().setup.decks
+        self.shoe = list(DECK) * self.state().decks
         self.rng.shuffle(self.shoe)
         self.cover_at = len(self.shoe) // 4  # cards left when the cover card comes (75 %)
         return self._press("SHUFFLED")

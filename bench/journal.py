@@ -63,7 +63,7 @@ def play(path: Path, rounds: int, keep_days: float) -> dict[str, Any]:
     clock = SteppedClock(START, timedelta(seconds=STEP_S))
     journal = Journal(path)
     runner = TableRunner(cfg, journal, clock=clock)
-    feeder = Feeder("bench", lambda: runner.engine.state, seed=11, clock=clock)
+    feeder = Feeder("bench", lambda: runner.engine.snapshot(), seed=11, clock=clock)
     tail_from = rounds - max(1, rounds // 10)
     tail_start = 0.0
     inputs = 0
@@ -93,7 +93,7 @@ def play(path: Path, rounds: int, keep_days: float) -> dict[str, Any]:
     again = TableRunner(cfg, journal)
     restart_s = time.perf_counter() - restart_started
     replayed = again.replayed
-    assert again.engine.state.stats.rounds == runner.engine.state.stats.rounds
+    assert again.engine.snapshot().stats.rounds == runner.engine.snapshot().stats.rounds
     journal.close()
     return {
         "benchmark": "journal",

@@ -101,7 +101,7 @@ class LightTable:
         table = compose(self.cfg, self.journal, on_connect=self._on_connect)
         self.runner, self.publisher = table.runner, table.publisher
         self.rng = random.Random(seed)
-        self.feeder = Feeder(table_id, lambda: self.runner.engine.state, seed=seed)
+        self.feeder = Feeder(table_id, lambda: self.runner.engine.snapshot(), seed=seed)
         self.inputs = 0
         self.naks = 0
 

@@ -428,6 +428,7 @@ async def test_each_topic_goes_out_with_its_qos_retain_and_content_type(
                 "shoe_id": "shoe-1",
                 "dealer": "D-114",
                 "rules": "ny",
+                "rules_overrides": {},
                 "started": ts,
                 "ended": ts,
                 "void": False,

@@ -1,4 +1,4 @@
-"""``table-controller sim DEVICE``: one simulated device, served by ``simulators.cli``."""
+"""``table-controller sim DEVICE``: one simulated device, defined with the rigs."""
 
-from simulators.cli import configure as configure
-from simulators.cli import run as run
+from table_controller.rigs.sim import configure as configure
+from table_controller.rigs.sim import run as run

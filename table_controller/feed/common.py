@@ -24,16 +24,17 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from table_controller.engine.domain import AlertCode as AlertCode
+from table_controller.engine.domain import Decision as Decision
+from table_controller.engine.domain import Outcome as Outcome
+from table_controller.engine.domain import Phase as Phase
+from table_controller.engine.domain import ResolvedBy as ResolvedBy
+from table_controller.engine.domain import Role as CardRole
+from table_controller.engine.domain import Severity as Severity
+from table_controller.engine.domain import Source as CardSource
+from table_controller.engine.domain import SpotKind as Spot
+from table_controller.engine.records import WagerResult as WagerResult
 from table_controller.engine.rules import RulesName as RulesName
-from table_controller.engine.state import AlertCode as AlertCode
-from table_controller.engine.state import Decision as Decision
-from table_controller.engine.state import Outcome as Outcome
-from table_controller.engine.state import Phase as Phase
-from table_controller.engine.state import ResolvedBy as ResolvedBy
-from table_controller.engine.state import Role as CardRole
-from table_controller.engine.state import Severity as Severity
-from table_controller.engine.state import Source as CardSource
-from table_controller.engine.state import SpotKind as Spot
 from table_controller.feed.topics import TOPIC_RULES, Topic
 
 __all__ = [
@@ -167,14 +168,6 @@ FEED_SEQ_TEXT: Final = (
 EPOCH_TEXT: Final = "the journal's identity: a new journal, a new epoch"
 ROUND_ID_TEXT: Final = "the table's round number, +1 per round"
 POSITION_TEXT: Final = "betting position, 1 farthest to the dealer's left (§5324.22(h)(3))"
-
-
-class WagerResult(StrEnum):
-    WIN = "win"
-    LOSE = "lose"
-    PUSH = "push"
-    SURRENDER = "surrender"
-    VOID = "void"
 
 
 class DeviceCondition(StrEnum):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias
 
-from pydantic import Field, JsonValue, StrictInt, TypeAdapter, model_validator
+from pydantic import Field, JsonValue, StrictBool, StrictInt, TypeAdapter, model_validator
 
 from table_controller.feed.common import (
     BURN_ROLES,
@@ -90,6 +90,12 @@ class CardEvent(_EventBase):
     position: Position | None = Field(description=POSITION_TEXT + "; null for others")
     source: CardSource = Field(
         description="`shoe` (read) or `manual` (entered at the console after a misread)"
+    )
+    moved: StrictBool = Field(
+        default=False,
+        exclude_if=lambda moved: moved is False,
+        description="published again with its new place after a SKIP (GAME.md); a "
+        "subscriber keeps the latest event for a read number; only when true",
     )
 
     @model_validator(mode="after")

@@ -56,6 +56,11 @@ class CardRecord(Part):
     )
 
 
+class DiscardRecord(Part):
+    n: Annotated[StrictInt, Field(ge=1)] = Field(description="the card's read number")
+    card: Card | None = Field(description="the card; null for one never identified")
+
+
 class WagerRecord(Part):
     spot: Spot = Field(
         description="`initial`, `tie`, `war` or `war_tie` (the tie wager "
@@ -142,3 +147,9 @@ class WarRound(Payload):
     positions: list[PositionRecord] = Field(description="the playing positions, ascending")
     net: NetCents | None = Field(description=NET_TEXT)
     alerts: list[Ident] = Field(description="the `alert` ids raised during the round")
+    discards: list[DiscardRecord] = Field(
+        default_factory=list,
+        exclude_if=lambda discards: not discards,
+        description="cards read when none was due, set aside unplayed (UNEXPECTED_CARD); "
+        "only the record names them (§5324.22(h)(1)); listed when any",
+    )

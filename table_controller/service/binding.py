@@ -15,27 +15,27 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from table_controller.engine import (
+    EngineSnapshot,
     Event,
+    EventType,
     Phase,
     RoundEngine,
     TableSetup,
-    TableState,
     input_from_json,
-    transition,
 )
 from table_controller.service.checkpoint import (
     CHECKPOINT_VERSION,
     CheckpointError,
     dump_state,
-    load_state,
+    load_engine,
     setup_from_json,
     setup_json,
 )
-from table_controller.service.config import TableConfig
+from table_controller.service.config import TableConfig, overrides_of
 from table_controller.service.errors import JournalMismatch
 from table_controller.service.journal import Journal
 from table_controller.service.journal_file import damaged
@@ -54,7 +54,11 @@ _SETTING_KEYS = {
 
 def table_setup(cfg: TableConfig) -> TableSetup:
     return TableSetup(
-        rules=cfg.rules, decks=cfg.decks, positions=cfg.table.positions, limits=cfg.table.limits
+        rules=cfg.rules,
+        decks=cfg.decks,
+        positions=cfg.table.positions,
+        limits=cfg.table.limits,
+        overrides=overrides_of(cfg),
     )
 
 
@@ -66,32 +70,32 @@ class Restored:
     checkpoint_n: int | None
 
 
-def start_state(journal: Journal, setup: TableSetup) -> tuple[TableState, int, int | None]:
-    """The latest checkpoint's state (or a new table's) and the input number it follows."""
+def start_state(journal: Journal, setup: TableSetup) -> tuple[RoundEngine, int, int | None]:
+    """The engine at the latest checkpoint (or a new table's) and the input it follows."""
     latest = journal.latest_checkpoint()
     if latest is None:
         first = journal.first_input_number()
         if first is not None and first > 1:
             raise damaged(journal.path, f"inputs before {first} are gone and no checkpoint holds")
-        return TableState(setup=setup), 0, None
+        return RoundEngine(setup), 0, None
     try:
-        state = load_state(latest.body, latest.version)
+        engine = load_engine(latest.body, latest.version)
     except CheckpointError as exc:
         raise damaged(journal.path, f"checkpoint at input {latest.input_n}: {exc}") from exc
-    return state, latest.input_n, latest.input_n
+    return engine, latest.input_n, latest.input_n
 
 
 def replay_inputs(
-    journal: Journal, state: TableState, *, after: int, upto: int | None = None
-) -> Iterator[tuple[int, TableState]]:
-    """``state`` fed every input after ``after`` (up to ``upto``); yields each new state."""
+    journal: Journal, engine: RoundEngine, *, after: int, upto: int | None = None
+) -> Iterator[int]:
+    """``engine`` fed every input after ``after`` (up to ``upto``); yields each number."""
     for number, body in journal.numbered_inputs(after=after, upto=upto):
         try:
             inp = input_from_json(body)
         except ValueError as exc:
             raise damaged(journal.path, f"input {number}: {exc}") from exc
-        state, _ = transition(state, inp)
-        yield number, state
+        engine.feed(inp)
+        yield number
 
 
 def restore(cfg: TableConfig, journal: Journal) -> Restored:
@@ -100,11 +104,25 @@ def restore(cfg: TableConfig, journal: Journal) -> Restored:
     # config's).
     recorded = journal.meta().get("settings")
     setup = table_setup(cfg) if recorded is None else setup_from_json(json.loads(recorded))
-    start, after, ck = start_state(journal, setup)
-    state, count = start, 0
-    for _, state in replay_inputs(journal, start, after=after):  # noqa: B007 (the last one)
-        count += 1
-    return Restored(RoundEngine(state.setup, state), count, ck)
+    engine, after, ck = start_state(journal, setup)
+    count = sum(1 for _ in replay_inputs(journal, engine, after=after))
+    return Restored(engine, count, ck)
+
+
+def under_setup(snapshot: EngineSnapshot, setup: TableSetup) -> EngineSnapshot:
+    """The table between shoes carried over to new settings, one event further on.
+
+    Only in ``shuffle_due``: no round is dealt and the shoe is about to be replaced, so
+    nothing of the snapshot depends on the old rules, decks or positions. The event
+    sequence goes on across the change: ``settings_changed`` takes the next number.
+    """
+    return replace(
+        snapshot,
+        seq=snapshot.seq + 1,
+        rules=setup.rules.name.value,
+        decks=setup.decks,
+        positions=setup.positions,
+    )
 
 
 def _identity(cfg: TableConfig) -> dict[str, str]:
@@ -126,7 +144,7 @@ def bind(
             )
     engine = restored.engine
     wanted = setup_json(table_setup(cfg))
-    recorded = setup_json(engine.state.setup)
+    recorded = setup_json(engine.setup)
     if "table" not in meta:
         # A new journal (or one from before tables were recorded): this table's now.
         journal.set_meta({**_identity(cfg), "settings": json.dumps(wanted)})
@@ -134,29 +152,29 @@ def bind(
         return engine
     changed = [k for k in wanted if wanted[k] != recorded[k]]
     keys = ", ".join(_SETTING_KEYS[k] for k in changed)
-    state = engine.state
-    if state.phase is not Phase.SHUFFLE_DUE:
+    if engine.phase is not Phase.SHUFFLE_DUE:
         raise JournalMismatch(
-            f"{keys}: the settings changed mid-shoe (the table is in {state.phase.value}, "
-            f"round {state.round_id}); they may change only between shoes: restore the old "
+            f"{keys}: the settings changed mid-shoe (the table is in {engine.phase.value}, "
+            f"round {engine.round_id}); they may change only between shoes: restore the old "
             f"value, finish the shoe, and change it when the next shuffle is due"
         )
-    return _change_settings(cfg, journal, state, changed, messages)
+    return _change_settings(cfg, journal, engine, changed, messages)
 
 
 def _change_settings(
     cfg: TableConfig,
     journal: Journal,
-    state: TableState,
+    engine: RoundEngine,
     changed: list[str],
     messages: MessageFactory,
 ) -> RoundEngine:
     setup = table_setup(cfg)
-    new = state._replace(setup=setup, seq=state.seq + 1)
+    snapshot = engine.snapshot()
+    new = RoundEngine.from_snapshot(setup, under_setup(snapshot, setup))
     settings = setup_json(setup)
     event = Event(
-        seq=new.seq,
-        type="settings_changed",
+        seq=snapshot.seq + 1,
+        type=EventType.SETTINGS_CHANGED,
         round_id=None,
         at=datetime.now(UTC),
         data={"changed": [_SETTING_KEYS[k].split(" ")[0] for k in changed], "settings": settings},
@@ -172,4 +190,4 @@ def _change_settings(
         messages.feed_seq = before
         raise
     log.warning("settings changed between shoes: %s", ", ".join(changed))
-    return RoundEngine(setup, new)
+    return new

@@ -1,149 +1,74 @@
-"""Checkpoints: the engine's state as versioned JSON (GAME.md, last paragraph).
+"""Checkpoints: the engine's snapshot as versioned JSON (docs/rules.md, restarts).
 
-The table state is one immutable value made of named tuples, enums, times,
-tuples and frozensets (``engine/state.py``). A checkpoint writes it out with
-each named tuple and enum tagged by its class name, and a *shape*: every
-named tuple's field names. A checkpoint whose version or shape is not this
-engine's is refused by name, never read into a wrong state. The table's setup
-(rules, decks, positions, limits) goes with it as settings (``setup_json``), so
-that a checkpoint taken before a change of settings replays under the old ones.
+A checkpoint is the engine's own serialisable snapshot (``EngineSnapshot.to_json``,
+versioned by the engine) beside the table's setup (rules, decks, positions, limits,
+overrides: ``setup_json``), so that a checkpoint taken before a change of settings
+replays under the old ones. One whose version is not this service's, or whose
+snapshot the engine cannot read, is refused by name, never read into a wrong state.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from datetime import datetime
-from enum import Enum
 from typing import Any, Final
 
-from table_controller.engine import TableSetup, TableState
-from table_controller.engine import state as engine_state
-from table_controller.engine.rules import Limits, RulesProfile
+from table_controller.engine import EngineSnapshot, RoundEngine, SnapshotError, TableSetup
+from table_controller.engine.jsonform import from_jsonable, to_jsonable
 
-CHECKPOINT_VERSION: Final = 1
-
-
-def _registry() -> tuple[dict[str, type[tuple[Any, ...]]], dict[str, type[Enum]]]:
-    tuples: dict[str, type[tuple[Any, ...]]] = {}
-    enums: dict[str, type[Enum]] = {}
-    for name, value in vars(engine_state).items():
-        if isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields"):
-            tuples[name] = value
-        elif (
-            isinstance(value, type)
-            and issubclass(value, Enum)
-            and value.__module__ == (engine_state.__name__)
-        ):
-            enums[name] = value
-    return tuples, enums
-
-
-_TUPLES, _ENUMS = _registry()
-SHAPE: Final = hashlib.sha256(
-    json.dumps({n: list(t._fields) for n, t in sorted(_TUPLES.items())}).encode()  # type: ignore[attr-defined]
-).hexdigest()[:16]
+# 2: the engine's snapshot (1 held the engine's former immutable state).
+CHECKPOINT_VERSION: Final = 2
 
 
 class CheckpointError(ValueError):
-    """A checkpoint cannot be read by this engine; the message says why."""
-
-
-def _encode(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, Enum):
-        return {"e": type(value).__name__, "v": value.value}
-    if isinstance(value, str):
-        return value
-    if isinstance(value, datetime):
-        return {"dt": value.isoformat()}
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        fields = [_encode(v) for v in value[1:]] if isinstance(value, TableState) else None
-        if fields is not None:
-            # The setup goes beside the state, as settings (setup_json).
-            return {"nt": "TableState", "f": [None, *fields]}
-        return {"nt": type(value).__name__, "f": [_encode(v) for v in value]}
-    if isinstance(value, tuple):
-        return {"t": [_encode(v) for v in value]}
-    if isinstance(value, frozenset):
-        return {"fs": sorted(_encode(v) for v in value)}
-    raise TypeError(f"checkpoint: cannot write a {type(value).__name__}")
-
-
-def _decode(value: Any) -> Any:
-    if not isinstance(value, dict):
-        if isinstance(value, list):
-            raise CheckpointError("checkpoint: a bare list where a tagged value belongs")
-        return value
-    if "nt" in value:
-        cls = _TUPLES.get(value["nt"])
-        if cls is None:
-            raise CheckpointError(f"checkpoint: unknown part {value['nt']!r}")
-        return cls(*(_decode(v) for v in value["f"]))
-    if "e" in value:
-        enum = _ENUMS.get(value["e"])
-        if enum is None:
-            raise CheckpointError(f"checkpoint: unknown enum {value['e']!r}")
-        return enum(value["v"])
-    if "dt" in value:
-        return datetime.fromisoformat(value["dt"])
-    if "t" in value:
-        return tuple(_decode(v) for v in value["t"])
-    if "fs" in value:
-        return frozenset(_decode(v) for v in value["fs"])
-    raise CheckpointError(f"checkpoint: unknown value {sorted(value)}")
+    """A checkpoint this service cannot read; the message says what is wrong."""
 
 
 def setup_json(setup: TableSetup) -> dict[str, Any]:
     """The game settings of a table as JSON: what a journal records and compares."""
-    return {
-        "rules": setup.rules.model_dump(mode="json"),
-        "decks": setup.decks,
-        "positions": setup.positions,
-        "limits": setup.limits.model_dump(mode="json"),
-    }
+    data = to_jsonable(setup)
+    assert isinstance(data, dict)
+    return data
 
 
 def setup_from_json(data: Any) -> TableSetup:
     try:
-        return TableSetup(
-            rules=RulesProfile.model_validate(data["rules"]),
-            decks=data["decks"],
-            positions=data["positions"],
-            limits=Limits.model_validate(data["limits"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        setup = from_jsonable(TableSetup, data, "settings")
+    except (SnapshotError, ValueError, TypeError) as exc:
         raise CheckpointError(f"checkpoint: unreadable settings: {exc}") from exc
+    assert isinstance(setup, TableSetup)
+    return setup
 
 
-def dump_state(state: TableState) -> str:
-    """The checkpoint body of ``state`` (compact JSON), its settings included."""
+def dump_state(engine: RoundEngine) -> str:
+    """The checkpoint body of ``engine`` now (compact JSON), its settings included."""
     return json.dumps(
-        {"shape": SHAPE, "setup": setup_json(state.setup), "state": _encode(state)},
+        {"setup": setup_json(engine.setup), "snapshot": engine.snapshot().to_json()},
         separators=(",", ":"),
         allow_nan=False,
     )
 
 
-def load_state(body: str, version: int) -> TableState:
-    """The state a checkpoint holds, under the settings it was taken with."""
+def load_state(body: str, version: int) -> tuple[TableSetup, EngineSnapshot]:
+    """The settings and the snapshot a checkpoint holds."""
     if version != CHECKPOINT_VERSION:
         raise CheckpointError(
-            f"checkpoint version {version}, this engine reads {CHECKPOINT_VERSION}"
+            f"checkpoint version {version}, this service reads {CHECKPOINT_VERSION}"
         )
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"checkpoint: not JSON: {exc}") from exc
-    if data.get("shape") != SHAPE:
-        raise CheckpointError(
-            f"checkpoint shape {data.get('shape')!r} is another engine's (this one: {SHAPE})"
-        )
+    if not isinstance(data, dict):
+        raise CheckpointError("checkpoint: not an object")
+    setup = setup_from_json(data.get("setup"))
     try:
-        state = _decode(data["state"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint: unreadable state: {exc}") from exc
-    if not isinstance(state, TableState):
-        raise CheckpointError("checkpoint: not a table state")
-    return state._replace(setup=setup_from_json(data.get("setup")))
+        snapshot = EngineSnapshot.from_json(data.get("snapshot"))
+    except SnapshotError as exc:
+        raise CheckpointError(f"checkpoint: unreadable snapshot: {exc}") from exc
+    return setup, snapshot
+
+
+def load_engine(body: str, version: int) -> RoundEngine:
+    """The engine carrying on from the checkpoint."""
+    setup, snapshot = load_state(body, version)
+    return RoundEngine.from_snapshot(setup, snapshot)

@@ -55,11 +55,11 @@ from table_controller.engine import (
     DeviceOnline,
     Input,
     Misread,
+    PressesRenumbered,
     ReadGap,
     ShoeStatus,
     SpotsChanged,
 )
-from table_controller.engine import ConsoleRestarted as ConsoleRestartedInput
 from table_controller.service.runner import TableRunner
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def console_input(event: ConsoleEvent, at: datetime) -> Input | None:
         case ButtonPressed(k=k, action=action, arg=arg):
             return ConsolePress(at=at, k=k, action=str(action), arg=arg)
         case ConsoleRestarted():
-            return ConsoleRestartedInput(at=at)
+            return PressesRenumbered(at=at)
         case ConsoleOnline():
             return DeviceOnline(at=at, device="console")
         case ConsoleOffline(reason=reason):
@@ -119,7 +119,7 @@ async def shoe_task(runner: TableRunner, url: str) -> None:
     """
     while True:
         runner.shoe_resync.clear()
-        async with ShoeClient(url, last_n=runner.engine.state.last_read_n) as shoe:
+        async with ShoeClient(url, last_n=runner.engine.last_read_n) as shoe:
             reader = asyncio.create_task(_read_shoe(runner, shoe), name="shoe-reader")
             resync = asyncio.create_task(runner.shoe_resync.wait(), name="shoe-resync")
             try:
@@ -132,7 +132,7 @@ async def shoe_task(runner: TableRunner, url: str) -> None:
             if reader.done() and not reader.cancelled():
                 reader.result()
                 return
-        log.info("shoe: asking again for the reads after %d", runner.engine.state.last_read_n)
+        log.info("shoe: asking again for the reads after %d", runner.engine.last_read_n)
 
 
 async def _read_shoe(runner: TableRunner, shoe: ShoeClient) -> None:
@@ -144,7 +144,7 @@ async def console_task(runner: TableRunner, url: str) -> None:
     # The highest press answered before a restart (from the journal): a console
     # that restarted while the controller was down says so with a STATUS below
     # it, and its new presses must not get the old presses' answers (DEVICES.md).
-    last_answered = runner.engine.state.console.top
+    last_answered = runner.engine.answered_up_to
     async with (
         ConsoleClient(url, last_answered=last_answered) as console,
         asyncio.TaskGroup() as tg,

@@ -126,7 +126,7 @@ class Inbox:
             "code": "REPLAY_UNAVAILABLE",
             "severity": "warning",
             "message": f"{recorder} asked for feed_seq {runs}: no longer held by the table",
-            "round_id": runner.engine.state.round_id,
+            "round_id": runner.engine.snapshot().round_id,
             "position": None,
             "spot": None,
             "resolved_by": None,

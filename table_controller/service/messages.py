@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from table_controller.engine import Event, EventType, RoundRecorded
+from table_controller.feed.bodies import record_body
 from table_controller.feed.payloads import TOPIC_RULES, Topic, new_id, rfc3339
 from table_controller.service.config import TableConfig
 from table_controller.service.envelope import Envelope
@@ -126,7 +127,7 @@ class MessageFactory:
             "seq": event.seq,
             "epoch": self.epoch,
             "round_id": event.round_id,
-            "type": event.type,
+            "type": event.type.value,
         }
         eid = self._id("event", event.seq)
         if event.type == EventType.ALERT:
@@ -151,7 +152,7 @@ class MessageFactory:
         return self._id("round", round_id)
 
     def round_record(self, out: RoundRecorded, *, ts: datetime) -> OutboxMessage:
-        record = dict(out.record)
+        record = record_body(out.record)
         record["started"] = _ms(record["started"])
         record["ended"] = _ms(record["ended"])
         # The record names its feed and currency, and the overrides of its rules profile

@@ -2,11 +2,12 @@
 
 Every input goes through :meth:`TableRunner.handle`, which
 
-1. runs the pure engine (``transition``) on the current state, keeping the old,
+1. feeds the engine the input (``RoundEngine.feed``); should the commit fail, the
+   engine is rebuilt from the journal,
 2. turns its outputs into outbox messages (events, alerts, round records),
 3. commits the input, those messages and (when due) a checkpoint of the new
    state in ONE transaction, the input's one fsync,
-4. and only then takes the new state and acts: console answers, display lines
+4. and only then acts: console answers, display lines
    and layout lights go to the device tasks' queues, and the publisher is woken.
 
 So the engine never runs ahead of the disk. When the commit fails (disk full,
@@ -44,18 +45,18 @@ from table_controller.engine import (
     DeviceOffline,
     DeviceOnline,
     Event,
+    EventType,
     Input,
+    Output,
     Phase,
-    RoundEngine,
+    Refusal,
     RoundRecorded,
     SetLights,
     SpotsChanged,
-    TableState,
     device_states,
     input_to_json,
     state_view,
     stats_view,
-    transition,
 )
 from table_controller.engine.inputs import CardRead, CoverRead, Misread, ReadGap, ShoeStatus
 from table_controller.service.binding import bind, restore, table_setup
@@ -82,10 +83,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _shoe_ended(old: TableState, new: TableState) -> bool:
-    return new.shoe.number != old.shoe.number or (
-        new.phase is Phase.SHUFFLE_DUE and old.phase is not Phase.SHUFFLE_DUE
-    )
+def _shoe_ended(phase_before: Phase, phase_after: Phase, outputs: list[Output]) -> bool:
+    """The input ended a shoe: the cover card's round is over, or a new shoe began."""
+    if phase_after is Phase.SHUFFLE_DUE and phase_before is not Phase.SHUFFLE_DUE:
+        return True
+    return any(isinstance(o, Event) and o.type is EventType.SHOE_STARTED for o in outputs)
 
 
 class TableRunner:
@@ -122,8 +124,9 @@ class TableRunner:
         )
         self.engine = bind(cfg, journal, restored, self.messages)
         self._since_checkpoint = self.replayed
-        self._last_state = state_view(self.engine.state)
-        self._last_stats = stats_view(self.engine.state)
+        snapshot = self.engine.snapshot()
+        self._last_state = state_view(snapshot)
+        self._last_stats = stats_view(snapshot)
         # Devices heard from (online or offline) since this process started: after
         # a restart the journal tells how the devices were, not that they are
         # connected now, so until then ``status`` shows them offline.
@@ -155,15 +158,15 @@ class TableRunner:
                 "table rebuilt from checkpoint %s and %d journaled inputs: round %s, phase %s",
                 restored.checkpoint_n,
                 self.replayed,
-                self.engine.state.round_id,
-                self.engine.state.phase,
+                self.engine.round_id,
+                self.engine.phase,
             )
 
     # -- the one way in ---------------------------------------------------
     def handle(self, inp: Input) -> bool:
         """Feed one input; journal it with its messages; then act. False: not acted on."""
-        old = self.engine.state
-        state, outputs = transition(old, inp)
+        phase_before = self.engine.phase
+        outputs = self.engine.feed(inp)
         feed_before = self.messages.feed_seq
         messages: list[OutboxMessage] = []
         for out in outputs:
@@ -172,18 +175,22 @@ class TableRunner:
             elif isinstance(out, RoundRecorded):
                 messages.append(self.messages.round_record(out, ts=inp.at))
         checkpoint = None
-        if self._since_checkpoint + 1 >= self.checkpoint_every or _shoe_ended(old, state):
-            checkpoint = (CHECKPOINT_VERSION, dump_state(state))
+        if self._since_checkpoint + 1 >= self.checkpoint_every or _shoe_ended(
+            phase_before, self.engine.phase, outputs
+        ):
+            checkpoint = (CHECKPOINT_VERSION, dump_state(self.engine))
         # Journal first: nothing is acted on or published before it is durable.
         try:
             # Stamped with the input's own time: the table's clock, which prune compares.
             self.journal.record(input_to_json(inp), messages, now=inp.at, checkpoint=checkpoint)
         except JournalFault as exc:
             self.messages.feed_seq = feed_before
+            # The engine never runs ahead of the disk: it took the input, the journal did
+            # not, so it is rebuilt as the journal has it (a rare, slow path).
+            self.engine = restore(self.cfg, self.journal).engine
             self._refuse(inp, str(exc))
             return False
         self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
-        self.engine = RoundEngine(state.setup, state)
         self.inputs_handled += 1
         for out in outputs:
             if isinstance(out, ConsoleReply | ConsoleShow):
@@ -211,7 +218,7 @@ class TableRunner:
     def _refuse(self, inp: Input, detail: str) -> None:
         """GAME.md JOURNAL_FAULT: the input is not acted on; say so and remember what to redo."""
         if isinstance(inp, ConsolePress):
-            self.console_out.put_nowait(ConsoleReply(inp.k, "JOURNAL_FAULT"))
+            self.console_out.put_nowait(ConsoleReply(inp.k, Refusal.JOURNAL_FAULT))
         elif isinstance(inp, _SHOE_INPUTS):
             self._shoe_missed = True
         elif isinstance(inp, SpotsChanged):
@@ -227,7 +234,7 @@ class TableRunner:
             "code": "JOURNAL_FAULT",
             "severity": "critical",
             "message": f"the journal cannot commit: {self.fault}",
-            "round_id": self.engine.state.round_id,
+            "round_id": self.engine.round_id,
             "position": None,
             "spot": None,
             "resolved_by": resolved_by,
@@ -294,7 +301,7 @@ class TableRunner:
     def flush_views(self) -> None:
         """Enqueue the retained ``state`` and ``stats`` where they changed since last time."""
         self.views_due.clear()
-        state = self.engine.state
+        state = self.engine.snapshot()
         ts = self._views_at or self.clock()
         messages: list[OutboxMessage] = []
         view = state_view(state)
@@ -315,7 +322,7 @@ class TableRunner:
     def device_status(self) -> dict[str, dict[str, Any]]:
         """The ``devices`` of ``status``: the engine's view of each device, but offline
         until this process has heard from it."""
-        devices = device_states(self.engine.state)
+        devices = device_states(self.engine.snapshot())
         for name, dev in devices.items():
             if name not in self._heard and dev["state"] != "offline":
                 devices[name] = {"state": "offline", "detail": NOT_CONNECTED_SINCE_START}
@@ -328,8 +335,8 @@ class TableRunner:
             "online": online,
             "version": __version__,
             "rules": self.cfg.rules.name.value,
-            "decks": self.engine.state.setup.decks,
-            "positions": self.engine.state.setup.positions,
+            "decks": self.engine.setup.decks,
+            "positions": self.engine.setup.positions,
             "devices": self.device_status(),
             "outbox": {
                 "depth": self.journal.outbox_depth(),

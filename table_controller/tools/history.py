@@ -19,8 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from table_controller.engine import TableState
-from table_controller.engine.settlement import card_json
+from table_controller.engine import EngineSnapshot, card_json
 from table_controller.service.binding import restore
 from table_controller.service.config import ConfigError, TableConfig, load_config
 from table_controller.service.journal import Journal, JournalError
@@ -71,7 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def rebuild(
     cfg: TableConfig, journal: Journal, *, round_id: int | None = None, last: int = DEFAULT_LAST
-) -> tuple[list[dict[str, Any]], TableState]:
+) -> tuple[list[dict[str, Any]], EngineSnapshot]:
     """The ``war-round/1`` payloads asked for (oldest first), and the table as the journal
     leaves it. Round ``round_id`` only, or else the ``last`` rounds recorded.
 
@@ -79,7 +78,7 @@ def rebuild(
     100 whatever it prunes); the table is the latest checkpoint and the inputs after it.
     """
     try:
-        state = restore(cfg, journal).engine.state
+        state = restore(cfg, journal).engine.snapshot()
     except JournalError as exc:
         raise HistoryError(str(exc)) from exc
     if round_id is None:
@@ -174,7 +173,7 @@ def render_round(record: Mapping[str, Any], currency: str = "") -> str:
     return "\n".join(lines)
 
 
-def render_in_progress(state: TableState) -> str | None:
+def render_in_progress(state: EngineSnapshot) -> str | None:
     """The round open now, if any card was taken or the wagers latched; None otherwise."""
     rnd = state.round
     if not (rnd.latched or rnd.cards):

@@ -8,11 +8,11 @@ inputs say. It opens the journal read-only, so it may run beside the table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Final, TextIO
 
-from table_controller.engine import TableState
-from table_controller.service.binding import replay_inputs, start_state, table_setup
+from table_controller.engine import EngineSnapshot, RoundEngine, TableSetup, input_from_json
+from table_controller.service.binding import start_state, table_setup, under_setup
 from table_controller.service.checkpoint import CheckpointError, load_state
 from table_controller.service.config import TableConfig
 from table_controller.service.journal import Checkpoint, Journal
@@ -30,68 +30,73 @@ class Verified:
     inputs: int = 0
     checked: list[int] = field(default_factory=list)
     mismatch: str | None = None
-    state: TableState | None = None
+    state: EngineSnapshot | None = None
 
 
-def _differ(a: TableState, b: TableState) -> str:
-    names = [n for n in TableState._fields if getattr(a, n) != getattr(b, n)]
+def _differ(a: EngineSnapshot, b: EngineSnapshot) -> str:
+    names = [f.name for f in fields(a) if getattr(a, f.name) != getattr(b, f.name)]
     return ", ".join(names) or "(equal)"
 
 
-def _expected(replayed: TableState, ck: TableState) -> TableState:
+def _expected(engine: RoundEngine, setup: TableSetup) -> EngineSnapshot:
     """A checkpoint under new settings follows a change of settings (``binding.py``): the
     same table under the new setup, one event (``settings_changed``) further."""
-    if ck.setup != replayed.setup:
-        return replayed._replace(setup=ck.setup, seq=replayed.seq + 1)
-    return replayed
+    snapshot = engine.snapshot()
+    return under_setup(snapshot, setup) if setup != engine.setup else snapshot
 
 
 def verify(cfg: TableConfig, journal: Journal) -> Verified:
     checkpoints = journal.checkpoints()
     oldest = next(checkpoints, None)
     if oldest is None:
-        state, after, _ = start_state(journal, table_setup(cfg))
+        engine, after, _ = start_state(journal, table_setup(cfg))
     else:
         try:
-            state = load_state(oldest.body, oldest.version)
+            setup, snapshot = load_state(oldest.body, oldest.version)
         except CheckpointError as exc:
             return Verified(start=oldest.input_n, mismatch=f"checkpoint {oldest.input_n}: {exc}")
-        after = oldest.input_n
-    result = Verified(start=after, last=after, state=state)
+        engine, after = RoundEngine.from_snapshot(setup, snapshot), oldest.input_n
+    result = Verified(start=after, last=after)
     pending: Checkpoint | None = next(checkpoints, None)
 
-    def check(n: int, state: TableState) -> TableState | None:
+    def check(n: int, engine: RoundEngine) -> RoundEngine | None:
+        """The engine to go on with after input ``n``, once its checkpoints are checked."""
         nonlocal pending
         while pending is not None and pending.input_n == n:
             try:
-                held = load_state(pending.body, pending.version)
+                setup, held = load_state(pending.body, pending.version)
             except CheckpointError as exc:
                 result.mismatch = f"checkpoint {n}: {exc}"
                 return None
-            expected = _expected(state, held)
+            expected = _expected(engine, setup)
             if held != expected:
                 result.mismatch = (
                     f"checkpoint at input {n} differs from the replay in: {_differ(held, expected)}"
                 )
                 return None
             result.checked.append(n)
-            state = held
+            # Go on as a restart from this checkpoint would.
+            engine = RoundEngine.from_snapshot(setup, held)
             pending = next(checkpoints, None)
-        return state
+        return engine
 
     # A checkpoint at the very start (a change of settings before any input).
-    checked = check(after, state)
-    if checked is None:
-        return result
-    state = checked
-    for n, new in replay_inputs(journal, state, after=after):
+    current = check(after, engine)
+    for n, body in journal.numbered_inputs(after=after):
+        if current is None:
+            return result
+        try:
+            inp = input_from_json(body)
+        except ValueError as exc:
+            result.mismatch = f"input {n} is unreadable: {exc}"
+            return result
+        current.feed(inp)
         result.inputs += 1
         result.last = n
-        checked = check(n, new)
-        if checked is None:
-            return result
-        state = checked
-    result.state = state
+        current = check(n, current)
+    if current is None:
+        return result
+    result.state = current.snapshot()
     if pending is not None:
         result.mismatch = f"checkpoint at input {pending.input_n} follows no input held"
     return result

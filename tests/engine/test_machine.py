@@ -1,14 +1,19 @@
 """Whole shoes played at random (hypothesis RuleBasedStateMachine) under the table's invariants.
 
 Random wagers, decisions, misreads, foreign cards, covers, past-posts, sensor
-faults, device drops, repeated presses and voids. After every input:
+faults, device drops, board reconnects, value-less and partial snapshots, shoe
+faults, repeated presses and voids. After every input:
 
 - every card read is accounted for exactly once: in a round record, in the
   round in progress (dealt, burned or pending), or set aside as unexpected;
 - nothing is settled while a critical alert is open;
 - each wager's net is amount × net_per_unit (surrender: -(amount - amount // 2));
 - Event seq rises by exactly 1; each press gets exactly one answer;
-- the views are JSON; no input raises.
+- the views are JSON; no input raises;
+- no wager is settled at an amount other than the one the sensors showed at
+  its latch (the WAR press for a war wager), and when a deal completes with a
+  wager's spot showing anything else, the dealer has confirmed a critical
+  alert about that wager (GAME.md "latched amount", §(g)(2)).
 
 At the end the journal replays to the identical state and outputs.
 """
@@ -36,34 +41,44 @@ from table_controller.engine import (
     CardRead,
     ConsolePress,
     ConsoleReply,
-    ConsoleRestarted,
     CoverRead,
     DeviceOffline,
     DeviceOnline,
+    EngineSnapshot,
     Event,
     Input,
     Misread,
     Output,
     Phase,
+    PressesRenumbered,
     PublishRefused,
     ReadGap,
+    RoundEngine,
     RoundRecorded,
+    ShoeStatus,
     SpotsChanged,
     TableSetup,
-    TableState,
     Tick,
     device_states,
-    initial_state,
     replay,
     state_view,
     stats_view,
-    transition,
 )
 from table_controller.engine.rules import NY, STANDARD, UK
+from table_controller.feed.bodies import record_body
 
 from .helpers import T0
 
 PROFILES = {"ny": NY, "uk": UK, "standard": STANDARD}
+# A spot the board reports as occupied without a value.
+SHOWN = "chips"
+
+
+def d_pos(event: Event) -> set[int]:
+    """The playing positions of a ``bets_closed`` event."""
+    return set(event.data["positions"])
+
+
 ACTIONS = ["SHUFFLED", "NO_MORE_BETS", "CONFIRM", "VOID_ROUND", "BOGUS"]
 
 
@@ -71,7 +86,8 @@ class TableMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.setup = TableSetup(NY, 6, 7)
-        self.state: TableState = initial_state(self.setup)
+        self.engine = RoundEngine(self.setup)
+        self.state: EngineSnapshot = self.engine.snapshot()
         self.inputs: list[Input] = []
         self.outputs: list[Output] = []
         self.ticks = 0
@@ -87,6 +103,14 @@ class TableMachine(RuleBasedStateMachine):
         self.rfid = True
         self.taken: list[int] = []
         self.done: list[int] = []
+        # What the last snapshot sent showed per spot bit: cents, or SHOWN for
+        # chips without a value; absent when empty.
+        self.sent: dict[int, int | str] = {}
+        # What the sensors showed at each wager's latch, by spot bit.
+        self.at_latch: dict[int, int | str] = {}
+        # Every alert raised: id -> (code, position, spot); and those the dealer confirmed.
+        self.alert_about: dict[str, tuple[str, int | None, str | None]] = {}
+        self.confirmed: set[str] = set()
 
     # ------------------------------------------------------------ plumbing
 
@@ -104,7 +128,9 @@ class TableMachine(RuleBasedStateMachine):
             # A read the shoe driver gave up on still left the shoe: it is taken unseen.
             last = inp.last_missing if inp.last_missing is not None else inp.first_missing
             self.taken.extend(range(max(inp.first_missing, before.last_read_n + 1), last + 1))
-        after, out = transition(before, inp)
+        out = self.engine.feed(inp)
+        after = self.engine.snapshot()
+        self._check_latched_amounts(before, after, out)
         self.inputs.append(inp)
         self.outputs.extend(out)
         self._check_step(before, after, inp, out)
@@ -112,7 +138,7 @@ class TableMachine(RuleBasedStateMachine):
         return out
 
     def _check_step(
-        self, before: TableState, after: TableState, inp: Input, out: list[Output]
+        self, before: EngineSnapshot, after: EngineSnapshot, inp: Input, out: list[Output]
     ) -> None:
         replies = [o for o in out if isinstance(o, ConsoleReply)]
         if isinstance(inp, ConsolePress):
@@ -140,7 +166,7 @@ class TableMachine(RuleBasedStateMachine):
                 if o.type == "card" and o.data["role"] in ("burn", "war_burn"):
                     assert o.data["card"] is None, "§(h)(1): no burn rank on live feeds"
             elif isinstance(o, RoundRecorded):
-                record = o.record
+                record = record_body(o.record)
                 json.dumps(record)
                 if not record["void"]:
                     assert not open_ids, "settled while a critical alert was open"
@@ -152,6 +178,67 @@ class TableMachine(RuleBasedStateMachine):
                 self.done.extend(n for n, _ in before.round.discards)
         assert open_ids == {a.alert for a in after.alerts.open}
         assert after.held == bool(open_ids)
+
+    def _check_latched_amounts(
+        self, before: EngineSnapshot, after: EngineSnapshot, out: list[Output]
+    ) -> None:
+        """The invariant of GAME.md's latched comparisons (see the module docstring)."""
+        for o in out:
+            if not isinstance(o, Event):
+                continue
+            if o.type == "alert":
+                d = o.data
+                self.alert_about.setdefault(d["alert"], (d["code"], d["position"], d["spot"]))
+                if d["resolved_by"] == "CONFIRM":
+                    self.confirmed.add(d["alert"])
+            elif o.type == "bets_closed":
+                self.at_latch = {
+                    b: v for b, v in self.sent.items() if b % 3 != 2 and b // 3 + 1 in d_pos(o)
+                }
+            elif o.type == "decision" and o.data["decision"] == "war":
+                war = (o.data["position"] - 1) * 3 + 2
+                if war in self.sent:
+                    self.at_latch[war] = self.sent[war]
+        records = [o.record for o in out if isinstance(o, RoundRecorded)]
+        settled = [r for r in records if not r.void]
+        original_done = before.phase is Phase.DEALING and (
+            after.phase is Phase.TIE_DECISION or bool(settled)
+        )
+        if original_done:
+            alert_ids = set(after.round.alert_ids) | {a for r in records for a in r.alerts}
+            for h in before.round.hands:
+                if h.skipped:
+                    continue
+                spots = [0, 1] if h.tie is not None else [0]
+                for spot in spots:
+                    self._vouched(h.position, spot, alert_ids)
+        for r in settled:
+            for pos in r.positions:
+                for w in pos.wagers:
+                    kind = {"initial": 0, "tie": 1, "war": 2}.get(w.spot.value)
+                    if kind is None or w.result.value == "void" or w.amount is None:
+                        continue
+                    shown = self.at_latch.get((pos.position - 1) * 3 + kind)
+                    assert w.amount == shown, (
+                        f"P{pos.position} {w.spot.value} settled at {w.amount}, "
+                        f"the sensors showed {shown} at its latch"
+                    )
+
+    def _vouched(self, position: int, spot: int, alert_ids: set[str]) -> None:
+        """A wager whose spot differs from its latch now has a confirmed critical alert."""
+        bit = (position - 1) * 3 + spot
+        if self.sent.get(bit) == self.at_latch.get(bit):
+            return
+        names = {0: "initial", 1: "tie", 2: "war"}
+        about = [
+            a
+            for a in alert_ids & self.confirmed
+            if self.alert_about.get(a, ("", None, None))[1:] == (position, names[spot])
+        ]
+        assert about, (
+            f"P{position} {names[spot]} shows {self.sent.get(bit)} at settlement, "
+            f"{self.at_latch.get(bit)} at its latch, and no confirmed alert about it"
+        )
 
     def _check_record(self, record: Mapping[str, Any]) -> None:
         total = 0
@@ -203,9 +290,17 @@ class TableMachine(RuleBasedStateMachine):
         json.dumps(device_states(self.state))
 
     def teardown(self) -> None:
-        state, outputs = replay(self.setup, self.inputs)
-        assert state == self.state
+        engine, outputs = replay(self.setup, self.inputs)
+        assert engine.snapshot() == self.state
         assert outputs == self.outputs
+        # A checkpoint midway, through its JSON form, carries on to the same table.
+        half = len(self.inputs) // 2
+        midway, _ = replay(self.setup, self.inputs[:half])
+        text = json.dumps(midway.snapshot().to_json())
+        start = EngineSnapshot.from_json(json.loads(text))
+        rest, rest_out = replay(self.setup, self.inputs[half:], start=start)
+        assert rest.snapshot() == self.state
+        assert rest_out == self.outputs[len(self.outputs) - len(rest_out) :]
 
     # ------------------------------------------------------------ set-up
 
@@ -218,7 +313,8 @@ class TableMachine(RuleBasedStateMachine):
     )
     def setup_table(self, profile: str, decks: int, positions: int, rfid: bool, seed: int) -> None:
         self.setup = TableSetup(PROFILES[profile], decks, positions)
-        self.state = initial_state(self.setup)
+        self.engine = RoundEngine(self.setup)
+        self.state = self.engine.snapshot()
         self.rng = random.Random(seed)
         self.rfid = rfid
         self.feed(DeviceOnline(self.at(), "shoe"))
@@ -275,7 +371,7 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule()
     def console_restarts(self) -> None:
-        self.feed(ConsoleRestarted(self.at()))
+        self.feed(PressesRenumbered(self.at()))
         self.k = 0
 
     # ------------------------------------------------------------ the shoe
@@ -390,8 +486,16 @@ class TableMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ the layout
 
-    def snapshot(self) -> None:
-        values = tuple(sorted(self.values.items())) if self.rfid else None
+    def snapshot(self, *, without: frozenset[int] = frozenset(), valueless: bool = False) -> None:
+        """Send the layout; ``without`` the values of those bits, or ``valueless`` at all."""
+        values: tuple[tuple[int, int], ...] | None = None
+        if self.rfid and not valueless:
+            values = tuple(sorted((b, c) for b, c in self.values.items() if b not in without))
+        self.sent = {}
+        for b in range(21):
+            if (self.present >> b) & 1:
+                known = dict(values) if values is not None else {}
+                self.sent[b] = known.get(b, SHOWN) if self.rfid else SHOWN
         self.feed(SpotsChanged(self.at(), self.present, self.fault, values))
 
     def set_spot(self, position: int, spot: int, cents: int | None) -> None:
@@ -417,6 +521,34 @@ class TableMachine(RuleBasedStateMachine):
         for p in range(1, self.setup.positions + 1):
             self.set_spot(p, 0, data.draw(st.none() | st.just(500), label=f"initial {p}"))
             self.set_spot(p, 1, data.draw(st.none() | st.just(100), label=f"tie {p}"))
+
+    @rule()
+    def valueless_snapshot(self) -> None:
+        """A snapshot without values, as the board's first heartbeat after a reconnect."""
+        self.snapshot(valueless=True)
+
+    @rule(data=st.data())
+    def partial_snapshot(self, data: st.DataObject) -> None:
+        """A snapshot missing some of the values it should carry."""
+        if not self.values:
+            return
+        missing = data.draw(st.sets(st.sampled_from(sorted(self.values)), min_size=1))
+        self.snapshot(without=frozenset(missing))
+
+    @rule(swap=st.none() | st.sampled_from([100, 500, 2500, 50000]), data=st.data())
+    def board_reconnects(self, swap: int | None, data: st.DataObject) -> None:
+        """The board drops, chips may change meanwhile, it comes back and reports."""
+        self.feed(DeviceOffline(self.at(), "sensors", "link closed"))
+        if self.values and swap is not None:
+            bit = data.draw(st.sampled_from(sorted(self.values)))
+            self.values[bit] = swap
+        self.feed(DeviceOnline(self.at(), "sensors"))
+        self.snapshot(valueless=True)
+        self.snapshot()
+
+    @rule(state=st.sampled_from(["OK", "DOOR_OPEN", "JAM", "FAULT", "OK"]))
+    def shoe_reports(self, state: str) -> None:
+        self.feed(ShoeStatus(self.at(), state))
 
     @rule(bit=st.integers(0, 20), on=st.booleans())
     def sensor_fault(self, bit: int, on: bool) -> None:

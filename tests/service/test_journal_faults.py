@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.engine import ConsolePress, ConsoleReply, ConsoleShow, Phase
+from table_controller.engine import ConsolePress, ConsoleReply, ConsoleShow, Phase, Refusal
 from table_controller.engine.inputs import CardRead
 from table_controller.feed.payloads import parse_payload
 from table_controller.service.config import TableConfig
@@ -108,8 +108,8 @@ def test_settings_change_only_between_shoes_journaled_and_published(tmp_path: Pa
     inputs = session(3)
     for inp in inputs:
         runner.handle(inp)
-    assert runner.engine.state.phase is not Phase.SHUFFLE_DUE
-    seq = runner.engine.state.seq
+    assert runner.engine.snapshot().phase is not Phase.SHUFFLE_DUE
+    seq = runner.engine.snapshot().seq
     runner.journal.close()
     assert re.match(
         r"table\.positions: .*only between shoes", refusal(config(path, positions=5), path)
@@ -120,7 +120,7 @@ def test_settings_change_only_between_shoes_journaled_and_published(tmp_path: Pa
     runner_on(fresh).journal.close()
     changed = TableRunner(config(fresh, positions=5), Journal(fresh))
     try:
-        assert changed.engine.state.setup.positions == 5
+        assert changed.engine.setup.positions == 5
         (event,) = [
             parse_payload(m.payload)
             for m in changed.journal.pending()
@@ -131,7 +131,7 @@ def test_settings_change_only_between_shoes_journaled_and_published(tmp_path: Pa
         changed.journal.close()
     # The change survives a restart: it is in the journal, not only in the config.
     again = TableRunner(config(fresh, positions=5), Journal(fresh))
-    assert again.engine.state.setup.positions == 5
+    assert again.engine.setup.positions == 5
     assert seq > 0
     again.journal.close()
 
@@ -182,7 +182,7 @@ def test_restart_replays_only_the_inputs_after_the_latest_checkpoint(tmp_path: P
     runner = TableRunner(config(path), Journal(path), checkpoint_every=100)
     for inp in inputs:
         runner.handle(inp)
-    final = runner.engine.state
+    final = runner.engine.snapshot()
     latest = runner.journal.latest_checkpoint()
     total = runner.journal.last_input_number()
     runner.journal.close()
@@ -190,7 +190,7 @@ def test_restart_replays_only_the_inputs_after_the_latest_checkpoint(tmp_path: P
     again = TableRunner(config(path), Journal(path))
     try:
         assert again.replayed == total - latest.input_n < 100
-        assert again.engine.state == final
+        assert again.engine.snapshot() == final
     finally:
         again.journal.close()
 
@@ -216,14 +216,14 @@ def test_disk_full_the_input_is_not_acted_on_and_the_table_recovers_by_itself(
         deal = next(i for i, inp in enumerate(inputs) if isinstance(inp, CardRead))
         for inp in inputs[:deal]:
             assert runner.handle(inp)
-        before = runner.engine.state
+        before = runner.engine.snapshot()
         numbered = runner.journal.last_input_number()
         filler = fill(runner.journal.path.parent)
 
         card = inputs[deal]
         assert not runner.handle(card)
         # The engine did not run ahead of the disk.
-        assert runner.engine.state is before
+        assert runner.engine.snapshot() == before
         assert runner.fault is not None
         assert "cannot commit" in runner.fault
         press = ConsolePress(at=card.at, k=900, action="VOID_ROUND", arg=None)
@@ -231,7 +231,7 @@ def test_disk_full_the_input_is_not_acted_on_and_the_table_recovers_by_itself(
         answers = []
         while not runner.console_out.empty():
             answers.append(runner.console_out.get_nowait())
-        assert ConsoleReply(900, "JOURNAL_FAULT") in answers
+        assert ConsoleReply(900, Refusal.JOURNAL_FAULT) in answers
         assert any(isinstance(a, ConsoleShow) and "JOURNAL" in a.text for a in answers)
         # The alert and the status went out from memory, and validate.
         kinds = [parse_payload(p).model_dump() for p in offered]

@@ -50,7 +50,7 @@ def test_pruning_bounds_the_file_and_keeps_history_and_restarts(tmp_path: Path) 
     path = tmp_path / "j.sqlite3"
     runner = _played(path, 300)
     journal = runner.journal
-    final = runner.engine.state
+    final = runner.engine.snapshot()
     top = runner.messages.feed_seq
     try:
         _sent_all(journal)
@@ -79,7 +79,7 @@ def test_pruning_bounds_the_file_and_keeps_history_and_restarts(tmp_path: Path) 
         journal.close()
     again = TableRunner(config(path), Journal(path))
     try:
-        assert again.engine.state == final
+        assert again.engine.snapshot() == final
         assert again.messages.feed_seq == top
     finally:
         again.journal.close()

@@ -51,8 +51,7 @@ def test_an_altered_checkpoint_is_named(tmp_path: Path, capsys: pytest.CaptureFi
         "SELECT input_n, body FROM checkpoints ORDER BY input_n DESC LIMIT 1 OFFSET 1"
     ).fetchone()
     data = json.loads(body)
-    fields = data["state"]["f"]
-    fields[3] += 1  # round_id
+    data["snapshot"]["round_id"] += 1
     db.execute("UPDATE checkpoints SET body = ? WHERE input_n = ?", (json.dumps(data), n))
     db.commit()
     db.close()
