@@ -39,20 +39,13 @@ from drivers.lineframe.cards import Card
 from simulators.shoe import SimulatedRead
 from table_controller.engine.rules import RulesProfile
 from table_controller.feed.payloads import parse_payload
+from table_controller.rigs.errors import DemoError
 from table_controller.rigs.rig import SPOT_INITIAL, SPOT_TIE, SPOT_WAR, WAIT_S, Observer, TableRig
 
 DEFAULT_DEALER_ID: Final = "D-101"
 
 MISREAD: Final = "MISREAD"
 PAST_POSTING: Final = "PAST_POSTING"
-
-
-class DemoError(RuntimeError):
-    """The table did not answer as the game requires; the message says what was awaited.
-
-    Not retryable as such: the controller, a device or the broker is not doing its
-    part (see the controller's log).
-    """
 
 
 @dataclass(frozen=True, slots=True)

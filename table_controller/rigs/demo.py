@@ -52,8 +52,9 @@ from rich.logging import RichHandler
 
 from table_controller.engine.rules import RulesName
 from table_controller.pit.display import Link, PitModel, watch
-from table_controller.rigs.broker import BrokerError, MosquittoBroker, find_mosquitto, free_port
-from table_controller.rigs.dealer import Dealer, DemoError, Habits, RoundPlayed, Tally
+from table_controller.rigs.broker import MosquittoBroker, find_mosquitto, free_port
+from table_controller.rigs.dealer import Dealer, Habits, RoundPlayed, Tally
+from table_controller.rigs.errors import BrokerError, DemoError
 from table_controller.rigs.rig import TableRig, TableSpec
 from table_controller.service.config import TableConfig
 from table_controller.service.publisher import PublisherConfigError, parse_broker_url

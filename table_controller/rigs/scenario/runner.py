@@ -1,0 +1,415 @@
+"""Playing one scenario's steps on a table, and collecting how each went.
+
+Actions that later steps depend on (a bet, a press, a card) wait until the
+controller has taken them, so that a scenario plays the same way every time
+although the shoe, the console and the sensor board reach the controller over
+separate connections. Each such wait also times the step: from the rig's write
+on the line to the controller's message that shows it was taken (a card to its
+``card`` event, chips to the ``state`` that shows them, a press to its answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Final
+
+from drivers.console.frames import NakFrame
+from simulators.console import ConsoleRestartedError
+from simulators.shoe import ShoeEmptyError
+from table_controller.rigs.scenario.compare import show
+from table_controller.rigs.scenario.evidence import Evidence, Verdict
+from table_controller.rigs.scenario.expect import StateExpect
+from table_controller.rigs.scenario.fields import COVER
+from table_controller.rigs.scenario.loading import LoadedScenario
+from table_controller.rigs.scenario.results import Status, StepResult, StepTiming
+from table_controller.rigs.scenario.steps import (
+    BetStep,
+    BrokerStep,
+    DrawStep,
+    DropStep,
+    ExpectAlertStep,
+    ExpectEventStep,
+    ExpectNoAlertStep,
+    ExpectPhaseStep,
+    ExpectRoundStep,
+    ExpectStateStep,
+    ExpectStep,
+    HangStep,
+    KillStep,
+    LoseStep,
+    MisreadStep,
+    PressStep,
+    ReplugStep,
+    RestartStep,
+    ResumeStep,
+    SensorFaultStep,
+    Step,
+    UnplugStep,
+    cards_of,
+)
+from table_controller.rigs.scenario.table import ScenarioTable
+from table_controller.rigs.spots import SPOT_NUMBERS, spot_bit
+
+ONLINE_TIMEOUT_S: Final = 15.0
+"""How long the controller may take to report itself and every device online."""
+DEVICES: Final = frozenset({"shoe", "console", "sensors"})
+
+
+class StepFailed(Exception):
+    """The controller did not do what a step needs; the rest of the scenario cannot run."""
+
+
+class Runner:
+    """Plays one scenario's steps on a started table and collects the results.
+
+    ``scale`` multiplies every timeout (``timeout_scale`` of a slow bench).
+    """
+
+    def __init__(self, loaded: LoadedScenario, table: ScenarioTable, *, scale: float = 1.0):
+        self.loaded = loaded
+        self.scenario = loaded.scenario
+        self.table = table
+        self.scale = scale
+        self.seen = Evidence(table.observer)
+        self.results: list[StepResult] = []
+        self.timings: list[StepTiming] = []
+        self.unplugged: set[str] = set()
+        self.silent: set[str] = set()
+        self.broker_down = False
+        self.pending: list[tuple[int, PressStep, int, float]] = []
+        self.loop = asyncio.get_running_loop()
+
+    def _quiet(self, device: str) -> bool:
+        return device in self.unplugged or device in self.silent
+
+    def _record(self, number: int, step: Step | str, status: Status, detail: str, since: float) -> None:
+        text = step if isinstance(step, str) else step.describe()
+        line = self.loaded.line_of(number)
+        seconds = round(self.loop.time() - since, 3)
+        self.results.append(StepResult(number, line, text, status, detail, seconds))
+
+    def _time(self, number: int, step: Step, caused: str, written: float, arrived: float) -> None:
+        ms = round((arrived - written) * 1e3, 3)
+        self.timings.append(
+            StepTiming(number, self.loaded.line_of(number), step.describe(), caused, ms)
+        )
+
+    # -- start and end -------------------------------------------------------------
+
+    async def ready(self) -> None:
+        """Wait until the controller says it is online with every device ok."""
+
+        def online() -> bool | None:
+            status = self.seen.obs.last("status")
+            ok = status is not None and status["online"]
+            return True if ok and set(self.seen.devices().values()) == {"ok"} else None
+
+        timeout = ONLINE_TIMEOUT_S * self.scale
+        if await self.seen.until(online, timeout) is None:
+            raise StepFailed(
+                f"the controller did not report itself and its devices online within "
+                f"{timeout:g} s; devices: {show(self.seen.devices())}"
+            )
+
+    async def play(self) -> None:
+        for number, step in enumerate(self.scenario.steps, 1):
+            since = self.loop.time()
+            try:
+                verdict = await self._play(number, step)
+            except StepFailed as exc:
+                self._record(number, step, Status.FAIL, str(exc), since)
+                return
+            except (ShoeEmptyError, OSError, RuntimeError, ValueError) as exc:
+                self._record(number, step, Status.ERROR, f"{type(exc).__name__}: {exc}", since)
+                return
+            if verdict is not None:
+                self._record(number, step, verdict[0], verdict[1], since)
+        await self._settle_pending(final=True)
+
+    async def close(self) -> None:
+        """Put the broker back, so that the controller's last status goes out at its stop."""
+        if self.broker_down:
+            await self.table.broker(up=True)
+            self.broker_down = False
+
+    # -- steps ---------------------------------------------------------------------
+
+    async def _play(self, number: int, step: Step) -> Verdict | None:
+        timeout = self.scenario.timeout_s
+        if isinstance(step, ExpectStep) and step.timeout is not None:
+            timeout = step.timeout
+        timeout *= self.scale
+        match step:
+            case BetStep():
+                await self._bet(number, step, timeout)
+            case PressStep():
+                return await self._press(number, step, timeout)
+            case DrawStep() | MisreadStep() | DropStep() | LoseStep():
+                await self._cards(number, step, timeout)
+            case UnplugStep():
+                await self.table.unplug(step.unplug)
+                self.unplugged.add(step.unplug)
+                await self._device_state(step.unplug, "offline", timeout)
+            case ReplugStep():
+                await self._replug(step.replug, timeout)
+            case HangStep():
+                self._hang(step.hang, on=True)
+            case ResumeStep():
+                self._hang(step.resume, on=False)
+                await self._back(step.resume, timeout)
+            case RestartStep():
+                return await self._restart(step.restart)
+            case KillStep():
+                return await self._controller(self.table.kill_controller)
+            case SensorFaultStep():
+                fault = step.sensor_fault
+                self.table.board.set_fault(spot_bit(fault.position, fault.spot), fault.faulty)
+            case BrokerStep():
+                return await self._broker(step.broker, timeout)
+            case ExpectPhaseStep():
+                return await self.seen.expect_state(StateExpect(phase=step.expect_phase), timeout)
+            case ExpectStateStep():
+                return await self.seen.expect_state(step.expect_state, timeout)
+            case ExpectAlertStep():
+                return await self.seen.expect_alert(step.expect_alert, timeout)
+            case ExpectNoAlertStep():
+                return self.seen.expect_no_alert(step.expect_no_alert)
+            case ExpectEventStep():
+                return await self.seen.expect_event(step.expect_event, timeout)
+            case ExpectRoundStep():
+                return await self.seen.expect_round(step.expect_round, timeout)
+        return None
+
+    def _layout(self) -> dict[int, dict[str, int | None]]:
+        """The wagers on the board now, as the controller's state should show them."""
+        names = {v: k for k, v in SPOT_NUMBERS.items()}
+        out: dict[int, dict[str, int | None]] = {}
+        for bit, cents in self.table.board.values:
+            position, spot = bit // 3 + 1, bit % 3
+            out.setdefault(position, {})[names[spot]] = cents if self.table.rfid else None
+        return out
+
+    def _shown(self) -> dict[int, dict[str, int | None]]:
+        state = self.seen.obs.last("state")
+        if state is None:
+            return {}
+        out: dict[int, dict[str, int | None]] = {}
+        for p in state["positions"]:
+            wagers = {k: v for k, v in p["wagers"].items() if k in SPOT_NUMBERS}
+            if wagers:
+                out[p["position"]] = wagers
+        return out
+
+    async def _bet(self, number: int, step: BetStep, timeout: float) -> None:
+        spec = step.bet
+        written = self.loop.time()
+        self.table.board.set_spots(
+            {
+                (spec.position, SPOT_NUMBERS[spot]): getattr(spec, spot)
+                for spot in ("initial", "tie", "war")
+            }
+        )
+        if not step.wait or self._quiet("sensors") or self.broker_down:
+            return
+        want = self._layout()
+        if await self.seen.until(lambda: True if self._shown() == want else None, timeout) is None:
+            raise StepFailed(
+                f"the controller did not show the wagers {show(want)} within {timeout:g} s; "
+                f"it shows {show(self._shown())}"
+            )
+        self._time(number, step, "state", written, self.loop.time())
+
+    async def _answer(self, k: int, timeout: float) -> str:
+        try:
+            async with asyncio.timeout(timeout):
+                answer = await self.table.console.answer(k)
+        except TimeoutError:
+            raise StepFailed(f"press {k} got no answer within {timeout:g} s") from None
+        except ConsoleRestartedError:
+            raise StepFailed(f"the console restarted before press {k} was answered") from None
+        return f"NAK {answer.reason}" if isinstance(answer, NakFrame) else "ACK"
+
+    @staticmethod
+    def _judge(step: PressStep, answer: str) -> Verdict | None:
+        if step.expect is None:
+            return None
+        if answer == step.expect:
+            return Status.PASS, ""
+        return Status.FAIL, f"answered {answer}"
+
+    async def _press(self, number: int, step: PressStep, timeout: float) -> Verdict | None:
+        written = self.loop.time()
+        k = self.table.console.press(step.action, step.arg)
+        if self._quiet("console"):
+            # Sent (again) when the console is back; judged then (DEVICES.md: the
+            # console sends an unanswered press again after a reconnect).
+            self.pending.append((number, step, k, written))
+            return None
+        answer = await self._answer(k, timeout)
+        self._time(number, step, "answer", written, self.loop.time())
+        return self._judge(step, answer)
+
+    async def _settle_pending(self, *, final: bool = False) -> None:
+        pending, self.pending = self.pending, []
+        for number, step, k, since in pending:
+            if final and self._quiet("console"):
+                if step.expect is not None:
+                    detail = f"press {k} was never answered: the console was not back"
+                    self._record(number, step, Status.FAIL, detail, since)
+                continue
+            answer = await self._answer(k, self.scenario.timeout_s * self.scale)
+            verdict = self._judge(step, answer)
+            if verdict is not None:
+                self._record(number, step, verdict[0], verdict[1], since)
+
+    async def _cards(
+        self, number: int, step: DrawStep | MisreadStep | DropStep | LoseStep, timeout: float
+    ) -> None:
+        spec = cards_of(step)
+        count = spec if isinstance(spec, int) else len(spec)
+        shoe = self.table.shoe
+        reads: list[tuple[int, bool, str, float]] = []
+        for i in range(count):
+            order = shoe.order
+            index = len(order) - shoe.remaining
+            if index >= len(order):
+                raise StepFailed(f"the shoe is empty (card {i + 1} of {count} of this step)")
+            physical = order[index]
+            text = COVER if physical is None else str(physical)
+            if isinstance(spec, tuple) and spec[i] != text:
+                raise StepFailed(
+                    f"the shoe's next card is {text}, not {spec[i]} (card {i + 1} of this step)"
+                )
+            written = self.loop.time()
+            read = shoe.draw(
+                misread=isinstance(step, MisreadStep), drop=isinstance(step, DropStep | LoseStep)
+            )
+            if isinstance(step, LoseStep):
+                shoe.lost_reads.add(read.n)
+            reads.append((read.n, physical is None, text, written))
+        if isinstance(step, LoseStep) or not step.wait or self._quiet("shoe") or self.broker_down:
+            return
+        slowest: tuple[float, str] | None = None
+        for n, cover, text, written in reads:
+            found = await self.seen.until(self._taken_check(n, cover), timeout)
+            if found is None:
+                raise StepFailed(
+                    f"the controller did not take read {n} ({text}) within {timeout:g} s: no "
+                    f"card event and no alert for it; last state: {show(self.seen.state_brief())}"
+                )
+            arrived = self.seen.obs.arrival(found)
+            caused = _caused(found)
+            if slowest is None or arrived - written > slowest[0]:
+                slowest = (arrived - written, caused)
+        if slowest is not None:
+            # The slowest read of the step: one card is one write, and its event one message.
+            self._time(number, step, slowest[1], 0.0, slowest[0])
+
+    def _taken_check(self, n: int, cover: bool) -> Callable[[], dict[str, Any] | None]:
+        return lambda: self.seen.taken(n, cover)
+
+    async def _device_state(self, device: str, want: str, timeout: float) -> None:
+        """Wait until the controller's status shows ``device`` in state ``want``."""
+        if self.broker_down:
+            return
+
+        def shows() -> bool | None:
+            return True if self.seen.devices().get(device) == want else None
+
+        if await self.seen.until(shows, timeout) is None:
+            raise StepFailed(
+                f"the controller did not report the {device} {want} within {timeout:g} s; "
+                f"devices: {show(self.seen.devices())}"
+            )
+
+    async def _replug(self, device: str, timeout: float) -> None:
+        if device not in self.unplugged:
+            raise StepFailed(f"the {device} is not unplugged")
+        await self.table.replug(device)  # type: ignore[arg-type]
+        self.unplugged.discard(device)
+        await self._back(device, timeout)
+
+    def _hang(self, device: str, *, on: bool) -> None:
+        if device == "shoe":
+            self.table.shoe.hang() if on else self.table.shoe.resume()
+        elif device == "console":
+            self.table.console.hang() if on else self.table.console.resume()
+        else:
+            self.table.board.mute(on)
+        if on:
+            self.silent.add(device)
+        else:
+            self.silent.discard(device)
+
+    async def _back(self, device: str, timeout: float) -> None:
+        if self._quiet(device):
+            return
+        await self._device_state(device, "ok", timeout)
+        if device == "console":
+            await self._settle_pending()
+
+    async def _restart(self, what: str) -> Verdict | None:
+        if what == "shoe":
+            self.seen.shoe_restarted()
+            self.table.shoe.power_cycle()
+        elif what == "console":
+            for number, step, k, since in self.pending:
+                if step.expect is not None:
+                    detail = f"the console restarted before press {k} was answered"
+                    self._record(number, step, Status.FAIL, detail, since)
+            self.pending = []
+            self.table.console.restart()
+        else:
+            return await self._controller(self.table.restart_controller)
+        return None
+
+    async def _controller(self, action: Callable[[], Any]) -> Verdict | None:
+        """Restart or kill the controller, then wait until it is back online."""
+        before = len(self.seen.obs.of("status"))
+        why_not: str | None = await action()
+        if why_not is not None:
+            return Status.SKIP, why_not
+        up = DEVICES - self.unplugged - self.silent
+
+        def online() -> bool | None:
+            fresh = self.seen.obs.of("status")[before:]
+            devices = self.seen.devices()
+            ok = any(s["online"] for s in fresh) and all(devices.get(d) == "ok" for d in up)
+            return True if ok else None
+
+        timeout = ONLINE_TIMEOUT_S * self.scale
+        if not self.broker_down and await self.seen.until(online, timeout) is None:
+            raise StepFailed(
+                f"the controller did not come back online within {timeout:g} s; "
+                f"devices: {show(self.seen.devices())}"
+            )
+        return None
+
+    async def _broker(self, what: str, timeout: float) -> Verdict | None:
+        if what == "down":
+            why_not = await self.table.broker(up=False)
+            if why_not is not None:
+                return Status.SKIP, why_not
+            self.broker_down = True
+            return None
+        before = len(self.seen.obs.of("status"))
+        why_not = await self.table.broker(up=True)
+        if why_not is not None:
+            return Status.SKIP, why_not
+        self.broker_down = False
+
+        # The controller connects again and says so (MQTT.md: status on every connect).
+        def online() -> bool | None:
+            return True if any(s["online"] for s in self.seen.obs.of("status")[before:]) else None
+
+        if await self.seen.until(online, max(timeout, ONLINE_TIMEOUT_S * self.scale)) is None:
+            raise StepFailed(f"the controller did not reconnect to the broker within {timeout:g} s")
+        return None
+
+
+def _caused(message: dict[str, Any]) -> str:
+    """What kind of message a read caused: ``card`` (event), ``alert`` or ``state``."""
+    if message.get("type") == "card":
+        return "card"
+    return "alert" if "code" in message else "state"
