@@ -22,6 +22,7 @@ from table_controller.rigs.scenario.compare import (
 )
 from table_controller.rigs.scenario.expect import AlertExpect, RoundExpect, StateExpect
 from table_controller.rigs.scenario.results import Status
+from table_controller.rigs.spots import SPOT_NUMBERS
 
 T = TypeVar("T")
 Verdict = tuple[Status, str]
@@ -81,6 +82,18 @@ class Evidence:
             "round_id": state["round_id"],
             "cards_read": state["shoe"]["cards_read"],
         }
+
+    def shown(self) -> dict[int, dict[str, int | None]]:
+        """The live wagers of the latest ``state``, by position and spot."""
+        state = self.obs.last("state")
+        if state is None:
+            return {}
+        out: dict[int, dict[str, int | None]] = {}
+        for p in state["positions"]:
+            wagers = {k: v for k, v in p["wagers"].items() if k in SPOT_NUMBERS}
+            if wagers:
+                out[p["position"]] = wagers
+        return out
 
     def taken(self, n: int, cover: bool) -> dict[str, Any] | None:
         """The message showing that the controller has taken read ``n``: its card event,
@@ -207,3 +220,10 @@ class Evidence:
         if diffs:
             return Status.FAIL, f"round {record.get('round_id')}: " + "; ".join(diffs)
         return Status.PASS, ""
+
+
+def caused_by(message: dict[str, Any]) -> str:
+    """What kind of message a read caused: ``card`` (event), ``alert`` or ``state``."""
+    if message.get("type") == "card":
+        return "card"
+    return "alert" if "code" in message else "state"

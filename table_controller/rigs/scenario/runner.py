@@ -18,7 +18,7 @@ from drivers.console.frames import NakFrame
 from simulators.console import ConsoleRestartedError
 from simulators.shoe import ShoeEmptyError
 from table_controller.rigs.scenario.compare import show
-from table_controller.rigs.scenario.evidence import Evidence, Verdict
+from table_controller.rigs.scenario.evidence import Evidence, Verdict, caused_by
 from table_controller.rigs.scenario.expect import StateExpect
 from table_controller.rigs.scenario.fields import COVER
 from table_controller.rigs.scenario.loading import LoadedScenario
@@ -83,7 +83,9 @@ class Runner:
     def _quiet(self, device: str) -> bool:
         return device in self.unplugged or device in self.silent
 
-    def _record(self, number: int, step: Step | str, status: Status, detail: str, since: float) -> None:
+    def _record(
+        self, number: int, step: Step | str, status: Status, detail: str, since: float
+    ) -> None:
         text = step if isinstance(step, str) else step.describe()
         line = self.loaded.line_of(number)
         seconds = round(self.loop.time() - since, 3)
@@ -190,17 +192,6 @@ class Runner:
             out.setdefault(position, {})[names[spot]] = cents if self.table.rfid else None
         return out
 
-    def _shown(self) -> dict[int, dict[str, int | None]]:
-        state = self.seen.obs.last("state")
-        if state is None:
-            return {}
-        out: dict[int, dict[str, int | None]] = {}
-        for p in state["positions"]:
-            wagers = {k: v for k, v in p["wagers"].items() if k in SPOT_NUMBERS}
-            if wagers:
-                out[p["position"]] = wagers
-        return out
-
     async def _bet(self, number: int, step: BetStep, timeout: float) -> None:
         spec = step.bet
         written = self.loop.time()
@@ -213,10 +204,11 @@ class Runner:
         if not step.wait or self._quiet("sensors") or self.broker_down:
             return
         want = self._layout()
-        if await self.seen.until(lambda: True if self._shown() == want else None, timeout) is None:
+        shows = await self.seen.until(lambda: True if self.seen.shown() == want else None, timeout)
+        if shows is None:
             raise StepFailed(
                 f"the controller did not show the wagers {show(want)} within {timeout:g} s; "
-                f"it shows {show(self._shown())}"
+                f"it shows {show(self.seen.shown())}"
             )
         self._time(number, step, "state", written, self.loop.time())
 
@@ -299,7 +291,7 @@ class Runner:
                     f"card event and no alert for it; last state: {show(self.seen.state_brief())}"
                 )
             arrived = self.seen.obs.arrival(found)
-            caused = _caused(found)
+            caused = caused_by(found)
             if slowest is None or arrived - written > slowest[0]:
                 slowest = (arrived - written, caused)
         if slowest is not None:
@@ -406,10 +398,3 @@ class Runner:
         if await self.seen.until(online, max(timeout, ONLINE_TIMEOUT_S * self.scale)) is None:
             raise StepFailed(f"the controller did not reconnect to the broker within {timeout:g} s")
         return None
-
-
-def _caused(message: dict[str, Any]) -> str:
-    """What kind of message a read caused: ``card`` (event), ``alert`` or ``state``."""
-    if message.get("type") == "card":
-        return "card"
-    return "alert" if "code" in message else "state"
