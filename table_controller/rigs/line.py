@@ -67,7 +67,7 @@ class SerialLine:
         self.url = url
         self.baudrate = baudrate
         self.dropped_bytes = 0
-        self._port: serial.SerialBase | None = None
+        self._port: serial.Serial | None = None
         self._reader: threading.Thread | None = None
         self._stop = threading.Event()
         self._heartbeats: asyncio.Task[None] | None = None
@@ -131,7 +131,7 @@ class SerialLine:
             return False
         return True
 
-    def _read(self, port: serial.SerialBase, loop: asyncio.AbstractEventLoop) -> None:
+    def _read(self, port: serial.Serial, loop: asyncio.AbstractEventLoop) -> None:
         while not self._stop.is_set():
             try:
                 data = port.read(max(1, port.in_waiting))

@@ -25,6 +25,7 @@ from table_controller.rigs.scenario.results import Status
 from table_controller.rigs.spots import SPOT_NUMBERS
 
 T = TypeVar("T")
+E = TypeVar("E", StateExpect, RoundExpect)
 Verdict = tuple[Status, str]
 
 
@@ -39,6 +40,13 @@ class Evidence:
         # Read numbers start again after a shoe power cycle: older evidence is ignored.
         self.events_floor = 0
         self.alerts_floor = 0
+        self.round_base = 0
+        """Round ids in a file count from the scenario's first round: this is added."""
+        self.dealer_before: str | None = None
+        """The dealer signed in when the scenario began: what ``dealer: null`` stands for
+        on a table that has had a dealer before (a table under test)."""
+        self.earlier_alerts: frozenset[str] = frozenset()
+        """Alerts raised before the scenario began: not the scenario's to expect."""
 
     async def until(self, check: Callable[[], T | None], timeout: float) -> T | None:
         """The first non-None ``check()`` as messages arrive, or None after ``timeout``."""
@@ -121,7 +129,19 @@ class Evidence:
 
     # -- expectations ----------------------------------------------------------------
 
+    def _relative(self, expect: E) -> E:
+        """The expectation on this table: round ids after its earlier rounds, and no
+        dealer meaning the dealer it already had."""
+        update: dict[str, Any] = {}
+        if expect.round_id is not None and self.round_base:
+            update["round_id"] = expect.round_id + self.round_base
+        if "dealer" in expect.model_fields_set and expect.dealer is None:
+            update["dealer"] = self.dealer_before
+        return expect.model_copy(update=update) if update else expect
+
     async def expect_state(self, expect: StateExpect, timeout: float) -> Verdict:
+        expect = self._relative(expect)
+
         def diffs() -> list[str]:
             state = self.obs.last("state")
             if state is None:
@@ -197,6 +217,8 @@ class Evidence:
         return Status.FAIL, f"not seen within {timeout:g} s; saw {seen}"
 
     async def expect_round(self, expect: RoundExpect, timeout: float) -> Verdict:
+        expect = self._relative(expect)
+
         def pick() -> int | None:
             for i, record in enumerate(self.obs.of("rounds")):
                 if i in self.used_rounds:
@@ -215,6 +237,9 @@ class Evidence:
             )
         self.used_rounds.add(index)
         record = self.obs.of("rounds")[index]
+        if self.earlier_alerts:
+            kept = [a for a in record.get("alerts", []) if a not in self.earlier_alerts]
+            record = {**record, "alerts": kept}
         codes = {a["alert"]: a["code"] for a in self.alerts()}
         diffs = diff_round(expect, record, codes)
         if diffs:
