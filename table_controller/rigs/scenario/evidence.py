@@ -22,6 +22,7 @@ from table_controller.rigs.scenario.compare import (
 )
 from table_controller.rigs.scenario.expect import AlertExpect, RoundExpect, StateExpect
 from table_controller.rigs.scenario.results import Status
+from table_controller.rigs.scenario.steps import BetSpec
 from table_controller.rigs.spots import SPOT_NUMBERS
 
 T = TypeVar("T")
@@ -102,6 +103,40 @@ class Evidence:
             if wagers:
                 out[p["position"]] = wagers
         return out
+
+    def deciding(self, position: int) -> bool:
+        """The latest ``state`` shows ``position`` deciding a tie (§(i)(3)): its card's
+        rank is the dealer's, in ``tie_decision``."""
+        state = self.obs.last("state")
+        if state is None or state["phase"] != "tie_decision" or not state["dealer_cards"]:
+            return False
+        dealer = state["dealer_cards"][0]
+        for p in state["positions"]:
+            if p["position"] == position and p["cards"]:
+                # Cards as the devices write them: the rank is the first character.
+                return bool(p["cards"][0][0] == dealer[0])
+        return False
+
+    def tie_spot_problem(self, spec: BetSpec, war_tie_allowed: bool) -> str | None:
+        """Why the chips ``spec`` puts on the tie spot mean something else now, or None.
+
+        Where the profile has no war-tie wager, chips there at a decision are in no
+        action, and ``tie`` may say so.
+        """
+        deciding = self.deciding(spec.position)
+        if spec.tie is not None and deciding and war_tie_allowed:
+            return (
+                f"P{spec.position} is deciding a tie: chips on its tie spot now are a tie "
+                f"wager on the war deal (§(i)(5)); write war_tie: {spec.tie}, or leave tie out"
+            )
+        if spec.war_tie is not None and not war_tie_allowed:
+            return "war_tie: these rules have no tie wager on the war deal (§(i)(5)): write tie"
+        if spec.war_tie is not None and not deciding:
+            return (
+                f"war_tie is the tie spot of a position deciding a tie; P{spec.position} is "
+                f"not (phase {show(self.state_brief().get('phase'))}): write tie"
+            )
+        return None
 
     def taken(self, n: int, cover: bool) -> dict[str, Any] | None:
         """The message showing that the controller has taken read ``n``: its card event,

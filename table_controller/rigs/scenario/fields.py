@@ -40,7 +40,7 @@ def _plain_card(text: Any) -> str:
     return card
 
 
-def _card_list(value: Any) -> tuple[str, ...]:
+def card_list(value: Any) -> tuple[str, ...]:
     """Cards as a list, where any item may hold several separated by spaces (``"7H 7S"``)."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -66,13 +66,13 @@ def _cards_arg(value: Any) -> int | tuple[str, ...]:
             raise ValueError(f"a number of cards from 1 to {MAX_CARDS_PER_STEP}, not {value}")
         return value
     if isinstance(value, str | list):
-        return _card_list(value)
+        return card_list(value)
     raise ValueError(f"a number of cards or a list of cards, not {value!r}")
 
 
 PlainCard = Annotated[str, AfterValidator(_plain_card)]
 CardsArg = Annotated[int | tuple[str, ...], PlainValidator(_cards_arg)]
-ShoeList = Annotated[tuple[str, ...], PlainValidator(_card_list)]
+ShoeList = Annotated[tuple[str, ...], PlainValidator(card_list)]
 
 
 class Strict(BaseModel):

@@ -10,12 +10,13 @@ import importlib.resources
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import yaml
 from pydantic import ValidationError
 
 from table_controller.rigs.errors import ScenarioError
+from table_controller.rigs.scenario.fields import card_list
 from table_controller.rigs.scenario.model import Scenario
 from table_controller.rigs.scenario.steps import STEP_TYPES
 
@@ -75,6 +76,36 @@ def _describe_errors(exc: ValidationError, root: yaml.Node | None) -> list[str]:
     return out
 
 
+def _with_shoe_file(
+    data: dict[str, Any], where: str, root: yaml.Node | None, path: Path | None
+) -> dict[str, Any]:
+    """The scenario with the cards of its ``shoe_file`` as its ``shoe``.
+
+    The file's path is relative to the scenario file (not to the working
+    directory), so a scenario and its shoe move together. It holds cards as the
+    devices write them, separated by spaces or lines; ``#`` starts a comment.
+    """
+    line = _node_line(root, ["shoe_file"])
+    at = f"{where}: line {line}: shoe_file" if line else f"{where}: shoe_file"
+    name = data.pop("shoe_file")
+    if "shoe" in data:
+        raise ScenarioError(f"{at}: give the shoe as a list or as a file, not both")
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError(f"{at}: the path of a file of cards, not {name!r}")
+    base = path.parent if path is not None else Path.cwd()
+    file = base / name
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{at}: cannot read {file}: {exc.strerror}") from None
+    cards = [word for row in text.splitlines() for word in row.split("#", 1)[0].split()]
+    try:
+        card_list(cards)
+    except ValueError as exc:
+        raise ScenarioError(f"{at}: {file}: {exc}") from None
+    return {**data, "shoe": cards}
+
+
 def parse_scenario(text: str, *, name: str, path: Path | None = None) -> LoadedScenario:
     """Validate a scenario's YAML text; a ScenarioError names every bad field."""
     where = str(path) if path is not None else name
@@ -85,6 +116,8 @@ def parse_scenario(text: str, *, name: str, path: Path | None = None) -> LoadedS
         raise ScenarioError(f"{where}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{where}: a scenario is a mapping with 'table', 'shoe' and 'steps'")
+    if "shoe_file" in data:
+        data = _with_shoe_file(data, where, root, path)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

@@ -65,6 +65,12 @@ class TableBlock(Strict):
         return self
 
     @property
+    def war_tie_allowed(self) -> bool:
+        """The profile takes chips on a tied position's tie spot as a war-tie wager."""
+        allowed = profile(self.rules).war_tie_wager_allowed
+        return bool(self.profile.get("war_tie_wager_allowed", allowed))
+
+    @property
     def deck_count(self) -> int:
         return self.decks if self.decks is not None else profile(self.rules).decks_default
 

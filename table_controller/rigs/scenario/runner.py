@@ -48,7 +48,7 @@ from table_controller.rigs.scenario.steps import (
     UnplugStep,
     cards_of,
 )
-from table_controller.rigs.scenario.table import ScenarioTable
+from table_controller.rigs.scenario.table import ScenarioTable, layout
 from table_controller.rigs.spots import SPOT_NUMBERS, spot_bit
 
 ONLINE_TIMEOUT_S: Final = 15.0
@@ -183,27 +183,22 @@ class Runner:
                 return await self.seen.expect_round(step.expect_round, timeout)
         return None
 
-    def _layout(self) -> dict[int, dict[str, int | None]]:
-        """The wagers on the board now, as the controller's state should show them."""
-        names = {v: k for k, v in SPOT_NUMBERS.items()}
-        out: dict[int, dict[str, int | None]] = {}
-        for bit, cents in self.table.board.values:
-            position, spot = bit // 3 + 1, bit % 3
-            out.setdefault(position, {})[names[spot]] = cents if self.table.rfid else None
-        return out
-
     async def _bet(self, number: int, step: BetStep, timeout: float) -> None:
         spec = step.bet
+        problem = self.seen.tie_spot_problem(spec, self.scenario.table.war_tie_allowed)
+        if problem is not None:
+            raise StepFailed(problem)
         written = self.loop.time()
         self.table.board.set_spots(
             {
-                (spec.position, SPOT_NUMBERS[spot]): getattr(spec, spot)
-                for spot in ("initial", "tie", "war")
+                (spec.position, SPOT_NUMBERS["initial"]): spec.initial,
+                (spec.position, SPOT_NUMBERS["tie"]): spec.tie_spot,
+                (spec.position, SPOT_NUMBERS["war"]): spec.war,
             }
         )
         if not step.wait or self._quiet("sensors") or self.broker_down:
             return
-        want = self._layout()
+        want = layout(self.table.board, rfid=self.table.rfid)
         shows = await self.seen.until(lambda: True if self.seen.shown() == want else None, timeout)
         if shows is None:
             raise StepFailed(

@@ -29,12 +29,29 @@ SpotName = Literal["initial", "tie", "war"]
 
 
 class BetSpec(Strict):
-    """The chips on a position's three spots (cents); a spot not given is cleared."""
+    """The chips on a position's three spots (cents); a spot not given is cleared.
+
+    The tie spot holds ``tie`` (a tie wager on the original deal) or ``war_tie``
+    (chips there as a tied position decides: a tie wager on the war deal, §(i)(5)).
+    The runner refuses ``tie`` chips on a position deciding a tie, so that a tie wager
+    never silently becomes a war-tie wager, and ``war_tie`` at any other time.
+    """
 
     position: Position
     initial: Cents | None = None
     tie: Cents | None = None
     war: Cents | None = None
+    war_tie: Cents | None = None
+
+    @model_validator(mode="after")
+    def _one_tie_spot(self) -> BetSpec:
+        if self.tie is not None and self.war_tie is not None:
+            raise ValueError("tie and war_tie are chips on the same spot: give one")
+        return self
+
+    @property
+    def tie_spot(self) -> int | None:
+        return self.war_tie if self.war_tie is not None else self.tie
 
 
 class Step(Strict):

@@ -20,6 +20,7 @@ from simulators.sensors import SimulatedBoard
 from simulators.shoe import ShoeSimulator
 from table_controller.rigs.observer import Observer
 from table_controller.rigs.scenario.steps import Device
+from table_controller.rigs.spots import SPOT_NUMBERS
 
 
 class RigShoe(ShoeSimulator):
@@ -78,3 +79,13 @@ class ScenarioTable(Protocol):
 
     async def broker(self, up: bool) -> str | None:
         """Take the broker away from the controller (or give it back); or why not here."""
+
+
+def layout(board: SimulatedBoard, *, rfid: bool) -> dict[int, dict[str, int | None]]:
+    """The wagers on the board now, as the controller's ``state`` should show them."""
+    names = {v: k for k, v in SPOT_NUMBERS.items()}
+    out: dict[int, dict[str, int | None]] = {}
+    for bit, cents in board.values:
+        position, spot = bit // 3 + 1, bit % 3
+        out.setdefault(position, {})[names[spot]] = cents if rfid else None
+    return out
