@@ -45,7 +45,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from table_controller.engine.rules import RulesName
-from table_controller.rigs.demo_broker import BrokerImpl
+from table_controller.rigs.demo_broker import BrokerImpl, DemoBroker, watch_line
 from table_controller.rigs.demo_play import (
     HEADLESS_SPEED,
     SITE,
@@ -90,6 +90,16 @@ def _speed(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"{text}: a port is 1..65535")
+    return value
+
+
 def _rounds(text: str) -> int:
     try:
         value = int(text)
@@ -128,6 +138,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--broker", metavar="URL", help="use this broker (mqtt://HOST[:PORT]) instead of one's own"
+    )
+    parser.add_argument(
+        "--broker-port",
+        type=_port,
+        metavar="PORT",
+        help="the embedded broker's port, so that others can watch it there (default: a free one)",
     )
     parser.add_argument(
         "--protocol",
@@ -170,6 +186,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _options(args: argparse.Namespace) -> DemoOptions:
     if args.broker is not None and args.broker_impl != BrokerImpl.AUTO.value:
         raise ValueError("--broker-impl chooses an embedded broker: not with --broker")
+    if args.broker is not None and args.broker_port is not None:
+        raise ValueError("--broker-port is the embedded broker's: not with --broker")
     if args.broker is None and args.protocol != "5":
         raise ValueError("--protocol is for --broker; the embedded broker sets its own")
     if args.broker is not None:
@@ -186,6 +204,7 @@ def _options(args: argparse.Namespace) -> DemoOptions:
         broker=args.broker,
         protocol=args.protocol,
         broker_impl=BrokerImpl(args.broker_impl),
+        broker_port=args.broker_port,
         habits=Habits(misread=args.misreads, past_post=args.past_posts),
         json_summary=args.json_summary,
     )
@@ -211,8 +230,15 @@ async def _main(opts: DemoOptions, console: Console | None) -> DemoResult:
         else:
             _log_disagreements(played)  # shown above the pit view as they happen
 
+    def on_broker(broker: DemoBroker) -> None:
+        # Headless too: a reader finds the demo's broker from outside (README).
+        if console is not None:
+            console.print(watch_line(broker, SITE), markup=False, highlight=False)
+        else:
+            print(watch_line(broker, SITE), flush=True)
+
     try:
-        return await play_demo(opts, stop, console=console, on_round=on_round)
+        return await play_demo(opts, stop, console=console, on_round=on_round, on_broker=on_broker)
     finally:
         release_signals(loop)
 

@@ -34,11 +34,11 @@ class DemoBroker:
 
 
 @contextlib.asynccontextmanager
-async def _amqtt_broker() -> AsyncIterator[int]:
-    """amqtt in this process on a free loopback port; yields the port."""
+async def _amqtt_broker(port: int | None) -> AsyncIterator[int]:
+    """amqtt in this process on a loopback port (None: a free one); yields the port."""
     from amqtt.broker import Broker  # only on this path: mosquitto needs none of it
 
-    port = free_port()
+    port = port if port is not None else free_port()
     broker = Broker(
         {
             "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
@@ -76,8 +76,11 @@ async def demo_broker(
     url: str | None = None,
     impl: BrokerImpl = BrokerImpl.AUTO,
     protocol: str = "5",
+    *,
+    port: int | None = None,
 ) -> AsyncIterator[DemoBroker]:
-    """The broker the demo uses: ``url`` when given, else an embedded one.
+    """The broker the demo uses: ``url`` when given, else an embedded one (on ``port``
+    when given, so that others can find it there).
 
     ``BrokerImpl.AUTO`` embeds mosquitto when :func:`find_mosquitto` finds it,
     else amqtt. :class:`BrokerError` when mosquitto is asked for and missing.
@@ -90,10 +93,21 @@ async def demo_broker(
     if impl is BrokerImpl.AUTO:
         impl = BrokerImpl.MOSQUITTO if find_mosquitto() else BrokerImpl.AMQTT
     if impl is BrokerImpl.MOSQUITTO:
-        with MosquittoBroker() as broker:
+        with MosquittoBroker(port) as broker:
             yield DemoBroker(broker.url, "5", f"embedded mosquitto at {broker.url}")
         return
-    async with _amqtt_broker() as port:
+    async with _amqtt_broker(port) as bound:
         # MQTT.md: amqtt speaks 3.1.1 only.
-        url = f"mqtt://127.0.0.1:{port}"
+        url = f"mqtt://127.0.0.1:{bound}"
         yield DemoBroker(url, "3.1.1", f"embedded amqtt (MQTT 3.1.1) at {url}")
+
+
+def watch_line(broker: DemoBroker, site: str) -> str:
+    """Where the demo's broker is, and the command that watches the table's feed
+    (``mosquitto_sub`` is in Debian's ``mosquitto-clients``)."""
+    address = parse_broker_url(broker.url)
+    version = "mqttv311" if broker.protocol == "3.1.1" else "mqttv5"
+    return (
+        f"broker {broker.url} (watch: mosquitto_sub -h {address.host} -p {address.port} "
+        f"-V {version} -t 'casino/{site}/#' -v)"
+    )

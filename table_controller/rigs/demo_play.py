@@ -19,6 +19,7 @@ from table_controller.pit.display import Link, PitModel, watch
 from table_controller.rigs.dealer import Dealer
 from table_controller.rigs.demo_broker import BrokerImpl, DemoBroker, demo_broker
 from table_controller.rigs.errors import DemoError
+from table_controller.rigs.observer import Observer
 from table_controller.rigs.people import Habits
 from table_controller.rigs.rig import TableRig, TableSpec
 from table_controller.rigs.tally import RoundPlayed, Tally
@@ -51,6 +52,8 @@ class DemoOptions:
     broker: str | None = None
     protocol: str = "5"
     broker_impl: BrokerImpl = BrokerImpl.AUTO
+    broker_port: int | None = None
+    """The embedded broker's port (None: a free one)."""
     habits: Habits = field(default_factory=Habits)
     json_summary: Path | None = None
 
@@ -81,6 +84,14 @@ class _Offline:
         view = model.table(TABLE_ID, SITE)
         if view is not None and view.link is Link.OFFLINE:
             self.event.set()
+
+
+def raised_codes(observer: Observer | None) -> list[str]:
+    """The code of every alert raised (not its resolution) that ``observer`` saw."""
+    if observer is None:
+        return []
+    raised = {a["alert"]: a["code"] for a in observer.of("alerts") if a["resolved_by"] is None}
+    return list(raised.values())
 
 
 def catch_signals(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
@@ -181,15 +192,20 @@ async def play_demo(
     *,
     console: Console | None = None,
     on_round: Callable[[RoundPlayed], None] | None = None,
+    on_broker: Callable[[DemoBroker], None] | None = None,
 ) -> DemoResult:
     """Run the demo until ``opts.rounds`` are played or ``stop`` is set.
 
-    With ``console`` the pit view is shown on it. A :class:`DemoError` when the
-    table stops answering.
+    With ``console`` the pit view is shown on it; ``on_broker`` is told the broker as
+    soon as it is there. A :class:`DemoError` when the table stops answering.
     """
     since = datetime.now(UTC) - timedelta(seconds=STATS_SLACK_S)
     with tempfile.TemporaryDirectory(prefix="table-controller-demo-") as tmp:
-        async with demo_broker(opts.broker, opts.broker_impl, opts.protocol) as broker:
+        async with demo_broker(
+            opts.broker, opts.broker_impl, opts.protocol, port=opts.broker_port
+        ) as broker:
+            if on_broker is not None:
+                on_broker(broker)
             spec = TableSpec(
                 table_id=TABLE_ID,
                 site=SITE,
@@ -212,13 +228,15 @@ async def play_demo(
                         rig, seed=opts.seed, speed=opts.speed, habits=opts.habits, on_round=on_round
                     )
                     finished, _ = await _until(stop, dealer.play(opts.rounds))
-                    if finished:
-                        problems = dealer.tally.disagreements
-                        problems += await dealer.check_stats(since)
-                    else:
+                    if not finished:
                         # A round may have ended as the stop came: it counts too.
                         dealer.take_unchecked()
-                        problems = dealer.tally.disagreements
+                    # The alerts as the table raised them, as the pit counts them: those
+                    # of a round the stop cut short count too.
+                    dealer.tally = dealer.tally.with_alerts(raised_codes(rig.observer))
+                    problems = dealer.tally.disagreements
+                    if finished:
+                        problems += await dealer.check_stats(since)
                 finally:
                     if pit is not None:
                         pit.expect_offline()

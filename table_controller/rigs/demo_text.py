@@ -23,6 +23,11 @@ def _position_text(p: Mapping[str, Any]) -> str:
         words.append(p["decision"])
     if p["war_card"] is not None:
         words += [p["war_card"], p["war_outcome"] or "?"]
+    # The tie wagers too, so that a won hand with a lost tie wager reads right.
+    for wager in p["wagers"]:
+        if wager["spot"] in ("tie", "war_tie"):
+            amount = "$?" if wager["amount"] is None else money(wager["amount"])[1:]
+            words += [wager["spot"], amount, wager["result"]]
     words.append(money(p["net"]))
     return " ".join(words)
 
@@ -30,8 +35,8 @@ def _position_text(p: Mapping[str, Any]) -> str:
 def round_line(played: RoundPlayed) -> str:
     """One round as the headless demo prints it:
 
-    ``round 12  dealer 9H war 5D  P1 7H lose -$25.00 | P3 9D tie war KH win +$50.00
-    net +$25.00  alerts MISREAD`` (``alerts -`` when none).
+    ``round 12  dealer 9H war 5D  P1 7H lose tie $5.00 lose -$30.00 | P3 9D tie war KH win
+    +$50.00  net +$20.00  alerts MISREAD`` (``alerts -`` when none).
     """
     r = played.record
     dealer = f"dealer {r['dealer_card'] or '??'}"
