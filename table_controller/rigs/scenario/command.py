@@ -134,8 +134,9 @@ def _run_external(
     progress: Callable[[ScenarioResult], None],
 ) -> int:
     # Only on this path: a loopback run needs none of the serial-line code.
-    from table_controller.rigs.scenario.external import run_external, summary_page
+    from table_controller.rigs.scenario.external import run_external
     from table_controller.rigs.scenario.rigfile import load_rig
+    from table_controller.rigs.scenario.summary import summary_page
 
     try:
         rig = load_rig(args.external)

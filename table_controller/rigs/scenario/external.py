@@ -25,7 +25,6 @@ import asyncio
 import random
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -44,6 +43,7 @@ from table_controller.rigs.scenario.results import ScenarioResult, Status, StepR
 from table_controller.rigs.scenario.rigfile import RigSection
 from table_controller.rigs.scenario.runner import ONLINE_TIMEOUT_S, Runner
 from table_controller.rigs.scenario.steps import Device
+from table_controller.rigs.scenario.summary import ExternalRun
 from table_controller.rigs.scenario.table import RigShoe
 
 RIG_DEALER: Final = "RIG"
@@ -302,18 +302,6 @@ def _fresh(obs: Observer) -> bool:
     return state is not None and state["phase"] == "shuffle_due" and not state["held"]
 
 
-@dataclass
-class ExternalRun:
-    """A run's results, and what the table said of itself (for the summary)."""
-
-    rig: RigSection
-    results: list[ScenarioResult] = field(default_factory=list)
-    status: dict[str, Any] | None = None
-    hello: HelloFrame | None = None
-    board_serial: str | None = None
-    alerts: int = 0
-
-
 def _skipped(loaded: LoadedScenario, why: str) -> ScenarioResult:
     step = StepResult(0, None, "run the scenario", Status.SKIP, f"skipped: {why}")
     return ScenarioResult(loaded.name, loaded.path, datetime.now(UTC), 0.0, (step,))
@@ -365,39 +353,3 @@ async def run_external(
         run.board_serial = table.board.identity.serial
         run.alerts = len({a["alert"] for a in table.session.of("alerts")})
     return run
-
-
-def summary_page(run: ExternalRun) -> str:
-    """One page on the run: the table as it described itself, then the verdicts."""
-    status = run.status or {}
-    lines = [
-        f"table {run.rig.table} at {run.rig.site} on {run.rig.broker}",
-        f"  controller version {status.get('version', '?')}, rules {status.get('rules', '?')}, "
-        f"{status.get('decks', '?')} decks, {status.get('positions', '?')} positions",
-    ]
-    for name, device in (status.get("devices") or {}).items():
-        detail = f" ({device['detail']})" if device.get("detail") else ""
-        lines.append(f"  {name:<8} {device['state']}{detail}")
-    if run.hello is not None:
-        lines.append(f"  shoe HELLO: serial {run.hello.serial}, firmware {run.hello.firmware}")
-    if run.board_serial is not None:
-        lines.append(f"  sensor board (the rig's): serial {run.board_serial}")
-    counts = {
-        v: sum(1 for r in run.results if r.verdict == v) for v in ("PASS", "FAIL", "ERROR", "SKIP")
-    }
-    lines.append(
-        f"scenarios: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} errors, "
-        f"{counts['SKIP']} skipped; alerts raised {run.alerts}"
-    )
-    for r in run.results:
-        if r.verdict != "PASS":
-            why = next((s.detail for s in r.results if s.status is not Status.PASS), "")
-            lines.append(f"  {r.verdict:<5} {r.name}: {why}")
-    timed = [t for r in run.results for t in r.timings if t.caused == "card"]
-    if timed:
-        ms = sorted(t.ms for t in timed)
-        lines.append(
-            f"card to card event: {len(ms)} steps, median {ms[len(ms) // 2]:.1f} ms, "
-            f"max {ms[-1]:.1f} ms"
-        )
-    return "\n".join(lines)

@@ -32,8 +32,8 @@ from table_controller.rigs.rig import TableRig, TableSpec
 from table_controller.rigs.scenario.fields import COVER
 from table_controller.rigs.scenario.loading import LoadedScenario
 from table_controller.rigs.scenario.model import DEFAULT_TIMEOUT_S, SITE, Scenario
-from table_controller.rigs.scenario.results import ScenarioResult, Status, StepResult
-from table_controller.rigs.scenario.runner import Runner, StepFailed
+from table_controller.rigs.scenario.results import ScenarioResult, Status, StepFailed, StepResult
+from table_controller.rigs.scenario.runner import Runner
 from table_controller.rigs.scenario.steps import Device
 from table_controller.rigs.scenario.table import RigShoe
 from table_controller.service.publisher import parse_broker_url

@@ -13,6 +13,7 @@ from table_controller.rigs.scenario.steps import (
     BrokerStep,
     DrawStep,
     DropStep,
+    FlipStep,
     KillStep,
     LoseStep,
     MisreadStep,
@@ -106,7 +107,7 @@ class Scenario(Strict):
         if self.shoe is not None and not [c for c in self.shoe if c != COVER]:
             raise ValueError("shoe: no cards")
         for i, step in enumerate(self.steps, 1):
-            if not isinstance(step, DrawStep | MisreadStep | DropStep | LoseStep):
+            if not isinstance(step, DrawStep | MisreadStep | DropStep | FlipStep | LoseStep):
                 continue
             cards = cards_of(step)
             if not isinstance(cards, tuple):

@@ -77,3 +77,7 @@ class ScenarioResult:
         if self.errors:
             return "ERROR"
         return "FAIL" if self.failures else "SKIP"
+
+
+class StepFailed(Exception):
+    """The controller did not do what a step needs; the rest of the scenario cannot run."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Final
 
-from drivers.console.frames import NakFrame
+from drivers.console.frames import ConsoleAction, NakFrame
+from drivers.shoe.frames import ShoeCondition
 from simulators.console import ConsoleRestartedError
 from simulators.shoe import ShoeEmptyError
 from table_controller.rigs.scenario.compare import show
@@ -22,10 +24,12 @@ from table_controller.rigs.scenario.evidence import Evidence, Verdict, caused_by
 from table_controller.rigs.scenario.expect import StateExpect
 from table_controller.rigs.scenario.fields import COVER
 from table_controller.rigs.scenario.loading import LoadedScenario
-from table_controller.rigs.scenario.results import Status, StepResult, StepTiming
+from table_controller.rigs.scenario.results import Status, StepFailed, StepResult, StepTiming
 from table_controller.rigs.scenario.steps import (
     BetStep,
     BrokerStep,
+    CardStep,
+    Device,
     DrawStep,
     DropStep,
     ExpectAlertStep,
@@ -35,6 +39,7 @@ from table_controller.rigs.scenario.steps import (
     ExpectRoundStep,
     ExpectStateStep,
     ExpectStep,
+    FlipStep,
     HangStep,
     KillStep,
     LoseStep,
@@ -44,20 +49,18 @@ from table_controller.rigs.scenario.steps import (
     RestartStep,
     ResumeStep,
     SensorFaultStep,
+    ShoeStatusStep,
+    SkipStep,
     Step,
     UnplugStep,
     cards_of,
 )
-from table_controller.rigs.scenario.table import ScenarioTable, layout
+from table_controller.rigs.scenario.table import ScenarioTable, layout, press_of, silence
 from table_controller.rigs.spots import SPOT_NUMBERS, spot_bit
 
 ONLINE_TIMEOUT_S: Final = 15.0
 """How long the controller may take to report itself and every device online."""
 DEVICES: Final = frozenset({"shoe", "console", "sensors"})
-
-
-class StepFailed(Exception):
-    """The controller did not do what a step needs; the rest of the scenario cannot run."""
 
 
 class Runner:
@@ -77,7 +80,7 @@ class Runner:
         self.unplugged: set[str] = set()
         self.silent: set[str] = set()
         self.broker_down = False
-        self.pending: list[tuple[int, PressStep, int, float]] = []
+        self.pending: list[tuple[int, PressStep | SkipStep, int, float]] = []
         self.loop = asyncio.get_running_loop()
 
     def _quiet(self, device: str) -> bool:
@@ -147,7 +150,7 @@ class Runner:
                 await self._bet(number, step, timeout)
             case PressStep():
                 return await self._press(number, step, timeout)
-            case DrawStep() | MisreadStep() | DropStep() | LoseStep():
+            case DrawStep() | MisreadStep() | DropStep() | FlipStep() | LoseStep():
                 await self._cards(number, step, timeout)
             case UnplugStep():
                 await self.table.unplug(step.unplug)
@@ -164,6 +167,10 @@ class Runner:
                 return await self._restart(step.restart)
             case KillStep():
                 return await self._controller(self.table.kill_controller)
+            case ShoeStatusStep():
+                self.table.shoe.set_state(ShoeCondition(step.shoe_status))
+            case SkipStep():
+                return await self._press(number, step, timeout)
             case SensorFaultStep():
                 fault = step.sensor_fault
                 self.table.board.set_fault(spot_bit(fault.position, fault.spot), fault.faulty)
@@ -218,16 +225,20 @@ class Runner:
         return f"NAK {answer.reason}" if isinstance(answer, NakFrame) else "ACK"
 
     @staticmethod
-    def _judge(step: PressStep, answer: str) -> Verdict | None:
+    def _judge(step: PressStep | SkipStep, answer: str) -> Verdict | None:
         if step.expect is None:
             return None
         if answer == step.expect:
             return Status.PASS, ""
         return Status.FAIL, f"answered {answer}"
 
-    async def _press(self, number: int, step: PressStep, timeout: float) -> Verdict | None:
+    async def _press(
+        self, number: int, step: PressStep | SkipStep, timeout: float
+    ) -> Verdict | None:
         written = self.loop.time()
-        k = self.table.console.press(step.action, step.arg)
+        if isinstance(step, SkipStep) and "SKIP" not in ConsoleAction.__members__:
+            raise StepFailed("this console driver has no SKIP action (§(h)(3)(iii)) yet")
+        k = self.table.console.press(*press_of(step))
         if self._quiet("console"):
             # Sent (again) when the console is back; judged then (DEVICES.md: the
             # console sends an unanswered press again after a reconnect).
@@ -250,9 +261,7 @@ class Runner:
             if verdict is not None:
                 self._record(number, step, verdict[0], verdict[1], since)
 
-    async def _cards(
-        self, number: int, step: DrawStep | MisreadStep | DropStep | LoseStep, timeout: float
-    ) -> None:
+    async def _cards(self, number: int, step: CardStep, timeout: float) -> None:
         spec = cards_of(step)
         count = spec if isinstance(spec, int) else len(spec)
         shoe = self.table.shoe
@@ -269,6 +278,9 @@ class Runner:
                     f"the shoe's next card is {text}, not {spec[i]} (card {i + 1} of this step)"
                 )
             written = self.loop.time()
+            if isinstance(step, FlipStep):
+                flipped = shoe.twice_flipped_reads if step.twice else shoe.flipped_reads
+                flipped.add(shoe.last_n + 1)
             read = shoe.draw(
                 misread=isinstance(step, MisreadStep), drop=isinstance(step, DropStep | LoseStep)
             )
@@ -279,7 +291,7 @@ class Runner:
             return
         slowest: tuple[float, str] | None = None
         for n, cover, text, written in reads:
-            found = await self.seen.until(self._taken_check(n, cover), timeout)
+            found = await self.seen.until(partial(self.seen.taken, n, cover), timeout)
             if found is None:
                 raise StepFailed(
                     f"the controller did not take read {n} ({text}) within {timeout:g} s: no "
@@ -292,9 +304,6 @@ class Runner:
         if slowest is not None:
             # The slowest read of the step: one card is one write, and its event one message.
             self._time(number, step, slowest[1], 0.0, slowest[0])
-
-    def _taken_check(self, n: int, cover: bool) -> Callable[[], dict[str, Any] | None]:
-        return lambda: self.seen.taken(n, cover)
 
     async def _device_state(self, device: str, want: str, timeout: float) -> None:
         """Wait until the controller's status shows ``device`` in state ``want``."""
@@ -317,13 +326,8 @@ class Runner:
         self.unplugged.discard(device)
         await self._back(device, timeout)
 
-    def _hang(self, device: str, *, on: bool) -> None:
-        if device == "shoe":
-            self.table.shoe.hang() if on else self.table.shoe.resume()
-        elif device == "console":
-            self.table.console.hang() if on else self.table.console.resume()
-        else:
-            self.table.board.mute(on)
+    def _hang(self, device: Device, *, on: bool) -> None:
+        silence(self.table, device, on=on)
         if on:
             self.silent.add(device)
         else:

@@ -116,6 +116,18 @@ class DropStep(Step):
     wait: bool = True
 
 
+class FlipStep(Step):
+    flip: CardsArg
+    """The next cards' reads arrive with one bit flipped: the controller drops each as
+    corrupt (DEVICES.md: the XOR checksum) and asks for it again; the shoe's answer to
+    ``RESEND`` is clean."""
+    twice: bool = False
+    """The same bit flipped in the first two digits of the read number instead
+    (``$CARD,10,AS`` as ``$CARD,98,AS``): the checksum cannot see it, only the frame's
+    plausibility can (DEVICES.md). Needs read numbers of two digits or more."""
+    wait: bool = True
+
+
 class LoseStep(Step):
     lose: CardsArg
     """The next cards' reads are lost for good: dropped, and never sent again."""
@@ -148,6 +160,18 @@ class KillStep(Step):
     kill: Literal["controller"]
     """The controller is killed without warning (SIGKILL) and started again: what it had
     not journaled is lost, and it rebuilds the rest from its journal."""
+
+
+class ShoeStatusStep(Step):
+    shoe_status: Literal["OK", "DOOR_OPEN", "JAM", "FAULT"]
+    """The shoe reports this state in its heartbeats from now on (``SHOE_FAULT``)."""
+
+
+class SkipStep(Step):
+    skip: Position
+    """The console's ``SKIP,<pos>``: the dealer dealt no card to the position
+    (§(h)(3)(iii)); with ``expect`` the answer is an expectation."""
+    expect: AnswerText | None = None
 
 
 class SensorFault(Strict):
@@ -215,6 +239,7 @@ STEP_TYPES: Final[dict[str, type[Step]]] = {
     "misread": MisreadStep,
     "drop": DropStep,
     "lose": LoseStep,
+    "flip": FlipStep,
     "unplug": UnplugStep,
     "replug": ReplugStep,
     "hang": HangStep,
@@ -222,6 +247,8 @@ STEP_TYPES: Final[dict[str, type[Step]]] = {
     "restart": RestartStep,
     "kill": KillStep,
     "sensor_fault": SensorFaultStep,
+    "shoe_status": ShoeStatusStep,
+    "skip": SkipStep,
     "broker": BrokerStep,
     "expect_phase": ExpectPhaseStep,
     "expect_state": ExpectStateStep,
@@ -248,6 +275,7 @@ AnyStep = Annotated[
     | Annotated[MisreadStep, Tag("misread")]
     | Annotated[DropStep, Tag("drop")]
     | Annotated[LoseStep, Tag("lose")]
+    | Annotated[FlipStep, Tag("flip")]
     | Annotated[UnplugStep, Tag("unplug")]
     | Annotated[ReplugStep, Tag("replug")]
     | Annotated[HangStep, Tag("hang")]
@@ -255,6 +283,8 @@ AnyStep = Annotated[
     | Annotated[RestartStep, Tag("restart")]
     | Annotated[KillStep, Tag("kill")]
     | Annotated[SensorFaultStep, Tag("sensor_fault")]
+    | Annotated[ShoeStatusStep, Tag("shoe_status")]
+    | Annotated[SkipStep, Tag("skip")]
     | Annotated[BrokerStep, Tag("broker")]
     | Annotated[ExpectPhaseStep, Tag("expect_phase")]
     | Annotated[ExpectStateStep, Tag("expect_state")]
@@ -270,6 +300,9 @@ AnyStep = Annotated[
 ]
 
 
-def cards_of(step: DrawStep | MisreadStep | DropStep | LoseStep) -> int | tuple[str, ...]:
+CardStep = DrawStep | MisreadStep | DropStep | FlipStep | LoseStep
+
+
+def cards_of(step: CardStep) -> int | tuple[str, ...]:
     value: int | tuple[str, ...] = getattr(step, step.kind)
     return value

@@ -19,7 +19,7 @@ from simulators.console import ConsoleSimulator
 from simulators.sensors import SimulatedBoard
 from simulators.shoe import ShoeSimulator
 from table_controller.rigs.observer import Observer
-from table_controller.rigs.scenario.steps import Device
+from table_controller.rigs.scenario.steps import Device, PressStep, SkipStep
 from table_controller.rigs.spots import SPOT_NUMBERS
 
 
@@ -34,15 +34,35 @@ class RigShoe(ShoeSimulator):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lost_reads: set[int] = set()
+        self.flipped_reads: set[int] = set()
+        """Reads whose next frame goes out with one bit flipped (``flip``), once each."""
+        self.twice_flipped_reads: set[int] = set()
+        """Reads whose next frame goes out with a bit flipped twice (``flip`` ``twice``)."""
 
     def send_frame(self, frame: LineFrame) -> bool:
-        if isinstance(frame, CardFrame | MisreadFrame | CoverFrame) and frame.n in self.lost_reads:
-            return False
+        if isinstance(frame, CardFrame | MisreadFrame | CoverFrame):
+            if frame.n in self.lost_reads:
+                return False
+            if frame.n in self.flipped_reads and not self.hung:
+                self.flipped_reads.discard(frame.n)
+                return self.server.send(flip_bit(frame.encode()))
+            if frame.n in self.twice_flipped_reads and not self.hung:
+                self.twice_flipped_reads.discard(frame.n)
+                return self.server.send(flip_twice(frame.encode()))
         return super().send_frame(frame)
 
     def power_cycle(self) -> None:
         self.lost_reads.clear()
+        self.flipped_reads.clear()
+        self.twice_flipped_reads.clear()
         super().power_cycle()
+
+
+def flip_bit(encoded: bytes) -> bytes:
+    """The frame with the low bit of its last payload byte flipped (before ``*``): the
+    framing stays whole and only the checksum can tell (DEVICES.md)."""
+    at = encoded.rindex(b"*") - 1
+    return encoded[:at] + bytes([encoded[at] ^ 1]) + encoded[at + 1 :]
 
 
 class ScenarioTable(Protocol):
@@ -89,3 +109,30 @@ def layout(board: SimulatedBoard, *, rfid: bool) -> dict[int, dict[str, int | No
         position, spot = bit // 3 + 1, bit % 3
         out.setdefault(position, {})[names[spot]] = cents if rfid else None
     return out
+
+
+def flip_twice(encoded: bytes) -> bytes:
+    """Bit 3 flipped in the first two bytes of the frame's first field (``$CARD,10,AS``
+    to ``$CARD,98,AS``): an XOR checksum cannot see two flips of the same bit."""
+    at = encoded.index(b",") + 1
+    if not encoded[at : at + 2].isdigit():
+        raise ValueError("flip twice needs a read number of two digits or more")
+    flipped = bytes(b ^ 0x08 for b in encoded[at : at + 2])
+    return encoded[:at] + flipped + encoded[at + 2 :]
+
+
+def silence(table: ScenarioTable, device: Device, *, on: bool) -> None:
+    """The device falls silent with its link up (``hang``), or talks again."""
+    if device == "shoe":
+        table.shoe.hang() if on else table.shoe.resume()
+    elif device == "console":
+        table.console.hang() if on else table.console.resume()
+    else:
+        table.board.mute(on)
+
+
+def press_of(step: PressStep | SkipStep) -> tuple[str, str | int | None]:
+    """The console button and argument a step presses."""
+    if isinstance(step, SkipStep):
+        return "SKIP", step.skip
+    return step.action, step.arg
