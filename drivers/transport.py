@@ -26,12 +26,12 @@ import contextlib
 import logging
 import threading
 from collections import deque
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import serial
 
-from drivers.errors import DeviceError, DeviceLinkError, DeviceTimeout, TransportError
+from drivers.errors import TransportError
+from drivers.lifecycle import AsyncResource
 
 TRACE = 5
 """Log level of raw bytes, below DEBUG (STYLE.md: raw bytes only at a trace level)."""
@@ -48,14 +48,6 @@ CLOSE_TIMEOUT_S = 10.0
 pyserial's 5 s connect timeout)."""
 
 
-__all__ = [
-    "DeviceError",
-    "DeviceLinkError",
-    "DeviceTimeout",
-    "TransportError",
-]
-
-
 def _set_result(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
@@ -66,7 +58,7 @@ def _set_exception(fut: asyncio.Future[None], exc: BaseException) -> None:
         fut.set_exception(exc)
 
 
-class SerialTransport:
+class SerialTransport(AsyncResource):
     """An open-once byte link on a pyserial URL; a new object for each connection.
 
     ``await open()`` (or ``async with``), then ``await read()`` for each chunk and
@@ -99,19 +91,6 @@ class SerialTransport:
         self._wakeup: asyncio.Event | None = None
         self._closed: asyncio.Future[None] | None = None
         self._failure: TransportError | None = None
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
-
-    @property
-    def is_open(self) -> bool:
-        return self._port is not None and self._failure is None and not self._stop.is_set()
 
     async def open(self) -> None:
         """Open the port on its thread; TransportError if it cannot be opened now.

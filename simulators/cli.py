@@ -1,14 +1,18 @@
 """``table-controller sim shoe|console|sensors``: one simulated device for a test rig.
 
 The shoe and the console are served on ``--listen HOST:PORT`` (the driver opens
-``socket://HOST:PORT``) or on a pty (``--pty``; the driver opens the path
-printed). The first line on stdout is the URL to open. Lines on stdin act on
-the device (``help`` lists them), so a rig, or a person at a terminal, can
-deal cards and press buttons:
+``socket://HOST:PORT``), on a pty (``--pty``; the driver opens the path
+printed), or on a serial line the simulator opens itself (``--port URL``, any
+pyserial URL or device path, with ``--baud``, ``--bytesize``, ``--parity`` and
+``--stopbits``): the far end of a rig's cable to a table PC. The first line
+on stdout is the URL to open (the port itself with ``--port``); losing and
+finding the line again is logged on stderr. Lines on stdin act on the device
+(``help`` lists them), so a rig, or a person at a terminal, can deal cards and
+press buttons:
 
-    shoe:     draw [CARD] | misread | drop | door | jam | fault | ok | hang | resume
-              | power | unplug | shuffle
-    console:  press ACTION [ARG] | restart | unplug | hang | resume
+    shoe:     draw [CARD] | misread | drop | door | jam | fault | ok | power | shuffle
+    console:  press ACTION [ARG] | restart
+    both:     hang | resume | unplug | replug | help | quit
 
 ``sensors`` is handed to :mod:`simulators.sensors` with the rest of the
 command line, imported only when chosen.
@@ -18,20 +22,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import importlib
+import logging
 import signal
 import sys
-import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-from drivers.console.frames import ConsoleAction
-from drivers.lineframe.cards import Card
-from drivers.shoe.frames import ShoeCondition
+from drivers.transport import DEFAULT_BAUDRATE
+from simulators.commands import console_commands, shoe_commands
 from simulators.console import ConsoleSimulator
-from simulators.serve import SimulatedLineDevice
-from simulators.shoe import ShoeEmptyError, ShoeFaults, ShoeSimulator
+from simulators.errors import LineSettingsError
+from simulators.port import BYTESIZES, PARITIES, STOPBITS
+from simulators.serve import serve_on_port
+from simulators.shoe import ShoeFaults, ShoeSimulator
+from simulators.stdin import obey, read_lines, say
+from simulators.tcp import parse_listen
 
 DEVICES = ("shoe", "console", "sensors")
 DEFAULT_PORTS = {"shoe": 7001, "console": 7002}
@@ -49,6 +55,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     device: str = args.device
+    # Losing and finding the line again is news for whoever watches the rig: stderr.
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     if device == "sensors":
         module = importlib.import_module("simulators.sensors")
         parser = argparse.ArgumentParser(prog="table-controller sim sensors")
@@ -71,6 +79,25 @@ def _add_common(parser: argparse.ArgumentParser, device: str) -> None:
         help="TCP address to serve on (default %(default)s; port 0 picks a free one)",
     )
     where.add_argument("--pty", action="store_true", help="serve on a pty instead of TCP")
+    where.add_argument(
+        "--port",
+        metavar="URL",
+        help="speak on this serial line instead: a device path (/dev/ttyUSB1) or any pyserial"
+        " URL (rfc2217://HOST:PORT, socket://HOST:PORT); reopened whenever it comes back",
+    )
+    line = parser.add_argument_group("line settings (with --port)")
+    line.add_argument(
+        "--baud", type=int, default=DEFAULT_BAUDRATE, help="bits per second (default %(default)s)"
+    )
+    line.add_argument(
+        "--bytesize", type=int, default=8, choices=BYTESIZES, help="data bits (default 8)"
+    )
+    line.add_argument(
+        "--parity", default="N", choices=PARITIES, type=str.upper, help="parity (default N)"
+    )
+    line.add_argument(
+        "--stopbits", type=float, default=1, choices=STOPBITS, help="stop bits (default 1)"
+    )
     parser.add_argument(
         "--heartbeat",
         type=float,
@@ -98,13 +125,6 @@ def _add_shoe(parser: argparse.ArgumentParser) -> None:
         ("bad-checksum", "probability that a frame has a wrong checksum"),
     ):
         parser.add_argument(f"--{name}", type=float, default=0.0, metavar="P", help=help_)
-
-
-def _parse_listen(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise SystemExit(f"--listen wants HOST:PORT, not {text!r}")
-    return host, int(port)
 
 
 def _run_async(main: Coroutine[Any, Any, None]) -> int:
@@ -140,20 +160,16 @@ async def _serve(device: str, options: argparse.Namespace) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with _make(device, options) as sim:
-        if options.pty:
-            url = await sim.serve_pty()
-        else:
-            url = await sim.serve_tcp(*_parse_listen(options.listen))
-        _say(url)
-        commands: asyncio.Queue[str | None] = asyncio.Queue()
-        _read_stdin(loop, commands)
+        say(await _start_serving(sim, device, options))
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        read_lines(loop, lines, device)
         if isinstance(sim, ShoeSimulator):
-            act = _shoe_command(sim)
+            act, help_text = shoe_commands(sim)
         else:
-            act = _console_command(sim)
+            act, help_text = console_commands(sim)
             # Answers and display lines go to stdout as the frames' bodies.
-            sim.observers.append(lambda command: _say(command.body()))
-        tasks = [asyncio.create_task(_obey(act, commands, stop), name=f"sim-{device}-stdin")]
+            sim.observers.append(lambda command: say(command.body()))
+        tasks = [asyncio.create_task(obey(act, help_text, lines, stop), name=f"sim-{device}-stdin")]
         if isinstance(sim, ShoeSimulator) and options.auto_draw:
             tasks.append(
                 asyncio.create_task(_auto_draw(sim, options.auto_draw), name="sim-shoe-auto-draw")
@@ -164,119 +180,30 @@ async def _serve(device: str, options: argparse.Namespace) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _say(line: str) -> None:
-    print(line, flush=True)
-
-
-def _read_stdin(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
-    """Lines of stdin into ``queue`` (None at the end). A thread, because stdin may be a
-    file, a pipe or a terminal and only a plain blocking read works for all three."""
-
-    def pump() -> None:
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(queue.put_nowait, line.strip())
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    threading.Thread(target=pump, name="sim-stdin", daemon=True).start()
-
-
-async def _obey(
-    act: Callable[[list[str]], str], commands: asyncio.Queue[str | None], stop: asyncio.Event
-) -> None:
-    while (line := await commands.get()) is not None:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] in ("quit", "exit"):
-            stop.set()
-            return
+async def _start_serving(
+    sim: ShoeSimulator | ConsoleSimulator, device: str, options: argparse.Namespace
+) -> str:
+    """Serve as the options say; the URL (or port) a driver opens."""
+    if options.port is not None:
         try:
-            _say(act(words))
-        except (ValueError, ShoeEmptyError) as exc:
-            _say(f"error {exc}")
-
-
-def _hang(sim: SimulatedLineDevice[Any]) -> str:
-    sim.hang()
-    return "hung"
-
-
-def _resume(sim: SimulatedLineDevice[Any]) -> str:
-    sim.resume()
-    return "resumed"
-
-
-def _unplug(sim: SimulatedLineDevice[Any]) -> str:
-    sim.disconnect()
-    return "unplugged"
-
-
-# Faults of the line itself, the same for every simulated serial device.
-_LINK_FAULTS: dict[str, Callable[[SimulatedLineDevice[Any]], str]] = {
-    "hang": _hang,
-    "resume": _resume,
-    "unplug": _unplug,
-}
-
-
-def _shoe_command(sim: ShoeSimulator) -> Callable[[list[str]], str]:
-    states = {
-        "door": ShoeCondition.DOOR_OPEN,
-        "jam": ShoeCondition.JAM,
-        "fault": ShoeCondition.FAULT,
-        "ok": ShoeCondition.OK,
-    }
-
-    def act(words: list[str]) -> str:
-        match words:
-            case ["draw"]:
-                read = sim.draw()
-            case ["draw", card]:
-                read = sim.draw(Card.parse(card))
-            case ["misread"]:
-                read = sim.draw(misread=True)
-            case ["drop"]:
-                read = sim.draw(drop=True)
-            case [state] if state in states:
-                sim.set_state(states[state])
-                return f"state {sim.state}"
-            case [word] if word in _LINK_FAULTS:
-                return _LINK_FAULTS[word](sim)
-            case ["power"]:
-                sim.power_cycle()
-                return "power cycled"
-            case ["shuffle"]:
-                sim.load()
-                return f"new shoe of {sim.remaining} cards"
-            case _:
-                raise ValueError(
-                    "commands: draw [CARD] | misread | drop | door | jam | fault | ok | hang"
-                    " | resume | power | unplug | shuffle | quit"
-                )
-        return f"read {read.n} {read.card or 'COVER'} {read.frame.TAG}"
-
-    return act
-
-
-def _console_command(sim: ConsoleSimulator) -> Callable[[list[str]], str]:
-    def act(words: list[str]) -> str:
-        match words:
-            case ["press", action]:
-                return f"pressed {sim.press(ConsoleAction(action.upper()))}"
-            case ["press", action, arg]:
-                return f"pressed {sim.press(ConsoleAction(action.upper()), arg)}"
-            case ["restart"]:
-                sim.restart()
-                return "restarted"
-            case [word] if word in _LINK_FAULTS:
-                return _LINK_FAULTS[word](sim)
-            case _:
-                raise ValueError(
-                    "commands: press ACTION [ARG] | restart | unplug | hang | resume | quit"
-                )
-
-    return act
+            endpoint = await serve_on_port(
+                sim,
+                options.port,
+                baudrate=options.baud,
+                bytesize=options.bytesize,
+                parity=options.parity,
+                stopbits=options.stopbits,
+            )
+        except LineSettingsError as exc:
+            raise SystemExit(f"table-controller sim {device}: {exc}") from exc
+        return endpoint.url or options.port
+    if options.pty:
+        return await sim.serve_pty()
+    try:
+        host, port = parse_listen(options.listen)
+    except ValueError as exc:
+        raise SystemExit(f"table-controller sim {device}: {exc}") from exc
+    return await sim.serve_tcp(host, port)
 
 
 async def _auto_draw(sim: ShoeSimulator, every_s: float) -> None:
@@ -285,4 +212,4 @@ async def _auto_draw(sim: ShoeSimulator, every_s: float) -> None:
         if sim.remaining == 0:
             sim.load()
         read = sim.draw()
-        _say(f"read {read.n} {read.card or 'COVER'} {read.frame.TAG}")
+        say(f"read {read.n} {read.card or 'COVER'} {read.frame.TAG}")

@@ -31,14 +31,11 @@ from drivers.console.frames import (
 )
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import LineFrame
+from simulators.errors import ConsoleRestartedError as ConsoleRestartedError
 from simulators.serve import SimulatedLineDevice
 
 DEFAULT_HEARTBEAT_S = 0.5
 DEFAULT_RETRY_S = 2.0
-
-
-class ConsoleRestartedError(RuntimeError):
-    """The console restarted before the press awaited was answered."""
 
 
 class ConsoleSimulator(SimulatedLineDevice[ConsoleCommand]):

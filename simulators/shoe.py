@@ -37,6 +37,7 @@ from drivers.shoe.frames import (
     StatusFrame,
     parse_command,
 )
+from simulators.errors import ShoeEmptyError as ShoeEmptyError
 from simulators.serve import SimulatedLineDevice
 
 KEPT_READS = 64
@@ -76,10 +77,6 @@ class SimulatedRead:
     card: Card | None
     frame: ReadFrame
     dropped: bool = False
-
-
-class ShoeEmptyError(RuntimeError):
-    """Every card of the shoe was drawn: ``load()`` a new shoe."""
 
 
 def build_shoe(decks: int, rng: random.Random) -> list[Card]:

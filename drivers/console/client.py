@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S
 from drivers.console.frames import (
     AckFrame,
     ConsoleCommand,
@@ -29,7 +30,7 @@ from drivers.console.frames import (
     parse_report,
 )
 from drivers.console.protocol import ConsoleEvent, ConsoleOffline, ConsoleProtocol
-from drivers.lineframe.link import BACKOFF_CAP_S, BACKOFF_INITIAL_S, LineClient, LineLink
+from drivers.lineframe.link import LineClient, LineLink
 from drivers.lineframe.session import HEARTBEAT_TIMEOUT_S
 from drivers.transport import DEFAULT_BAUDRATE
 

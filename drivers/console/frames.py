@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Self
 
+from drivers.errors import FrameError
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import (
     MAX_BODY_BYTES,
     CountFrame,
-    FrameError,
     LineFrame,
     check_token,
     expect_fields,
@@ -46,19 +46,31 @@ class ConsoleAction(StrEnum):
     NO_MORE_BETS = "NO_MORE_BETS"
     SURRENDER = "SURRENDER"
     WAR = "WAR"
+    SKIP = "SKIP"
+    """§(h)(3)(iii): one position is left out of the deal (its cards were not dealt to it)."""
     CARD = "CARD"
     CONFIRM = "CONFIRM"
     VOID_ROUND = "VOID_ROUND"
 
     @property
+    def arg_name(self) -> str | None:
+        """What the action's argument is, as the console's help writes it (None: no argument)."""
+        return _ARG_NAMES.get(self)
+
+    @property
     def takes_arg(self) -> bool:
-        """``DEALER,<id>``, ``SURRENDER,<pos>``, ``WAR,<pos>`` and ``CARD,<card>`` carry one."""
-        return self in _ACTIONS_WITH_ARG
+        """``DEALER,<id>``, ``SURRENDER,<pos>``, ``WAR,<pos>``, ``SKIP,<pos>`` and
+        ``CARD,<card>`` carry one."""
+        return self in _ARG_NAMES
 
 
-_ACTIONS_WITH_ARG = frozenset(
-    {ConsoleAction.DEALER, ConsoleAction.SURRENDER, ConsoleAction.WAR, ConsoleAction.CARD}
-)
+_POSITION_ACTIONS = frozenset({ConsoleAction.SURRENDER, ConsoleAction.WAR, ConsoleAction.SKIP})
+"""The actions whose argument names a position of the table."""
+_ARG_NAMES = {
+    **dict.fromkeys(_POSITION_ACTIONS, "POSITION"),
+    ConsoleAction.DEALER: "DEALER_ID",
+    ConsoleAction.CARD: "CARD",
+}
 
 
 class NakReason(StrEnum):
@@ -68,6 +80,11 @@ class NakReason(StrEnum):
     NO_WAR_WAGER = "NO_WAR_WAGER"
     BAD_POSITION = "BAD_POSITION"
     BAD_CARD = "BAD_CARD"
+    DEVICE_OFFLINE = "DEVICE_OFFLINE"
+    """A device the press needs is offline (``NO_MORE_BETS`` with the sensor board away
+    would latch a stale snapshot)."""
+    JOURNAL_FAULT = "JOURNAL_FAULT"
+    """The press could not be journaled, so it was not acted on."""
 
 
 _REASON = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -130,8 +147,9 @@ class ButtonFrame(LineFrame):
 
 
 def press_position(action: ConsoleAction | str, arg: str | None) -> int | None:
-    """The position a ``SURRENDER``/``WAR`` press names, None if its argument is no number."""
-    if action not in (ConsoleAction.SURRENDER, ConsoleAction.WAR) or arg is None:
+    """The position a ``SURRENDER``/``WAR``/``SKIP`` press names, None if its argument is no
+    number."""
+    if action not in _POSITION_ACTIONS or arg is None:
         return None
     return int(arg) if arg.isascii() and arg.isdigit() and len(arg) <= 3 else None
 

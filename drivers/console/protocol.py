@@ -40,7 +40,8 @@ class ButtonPressed:
 
     @property
     def position(self) -> int | None:
-        """The position of a ``SURRENDER``/``WAR`` press; None if not a number (BAD_POSITION)."""
+        """The position of a ``SURRENDER``/``WAR``/``SKIP`` press; None if not a number
+        (BAD_POSITION)."""
         return press_position(self.action, self.arg)
 
     @property

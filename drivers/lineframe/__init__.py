@@ -5,11 +5,11 @@ devices use, ``session`` is the contract of a pure link protocol and ``link``
 runs one over a serial transport with reconnects.
 """
 
+from drivers.errors import FrameError
 from drivers.lineframe.cards import DECK, Card, Rank, Suit
 from drivers.lineframe.codec import (
     MAX_FRAME_BYTES,
     DecoderStats,
-    FrameError,
     LineDecoder,
     LineFrame,
     checksum,

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Generic, Self, TypeVar
 
+from drivers.errors import FrameError
+
 MAX_FRAME_BYTES = 96
 """DEVICES.md: at most 96 bytes a frame, from ``$`` to ``\\n`` inclusive."""
 
@@ -33,10 +35,6 @@ _HEX_DIGITS = frozenset(b"0123456789ABCDEFabcdef")
 _BODY_BYTES = bytes(b for b in range(0x20, 0x7F) if b not in (0x24, 0x2A))
 
 T = TypeVar("T")
-
-
-class FrameError(ValueError):
-    """A body that is not a frame of this device: unknown type or bad fields."""
 
 
 def checksum(body: bytes) -> int:
@@ -164,21 +162,9 @@ class DecoderStats:
     skipped_bytes: int = 0
     """Bytes outside any frame (noise between frames)."""
 
-    FIELDS: ClassVar[tuple[str, ...]] = (
-        "frames",
-        "bad_checksum",
-        "overlong",
-        "unknown",
-        "malformed",
-        "skipped_bytes",
-    )
-
     @property
     def dropped(self) -> int:
         return self.bad_checksum + self.overlong + self.unknown + self.malformed
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in self.FIELDS}
 
 
 class LineDecoder(Generic[T]):

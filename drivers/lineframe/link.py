@@ -21,21 +21,18 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
+from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S, backoff_delay
+from drivers.errors import TransportError
+from drivers.lifecycle import AsyncResource
 from drivers.lineframe.codec import DecoderStats, LineDecoder, LineFrame
 from drivers.lineframe.session import LinkProtocol, Step
-from drivers.transport import DEFAULT_BAUDRATE, SerialTransport, TransportError
+from drivers.transport import DEFAULT_BAUDRATE, SerialTransport
 
 F = TypeVar("F", bound=LineFrame)
 C = TypeVar("C", bound=LineFrame)
 E = TypeVar("E")
-
-BACKOFF_INITIAL_S = 0.1
-BACKOFF_CAP_S = 2.0
-"""Reconnect delays double from the initial one up to this cap; a device that returns is
-found within the cap (well inside the 5 s a replugged device has to recover)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,22 +45,6 @@ class _Failure:
     """The link stopped on an error no reconnect mends (a URL pyserial cannot open)."""
 
     error: BaseException
-
-
-def backoff_delay(
-    attempt: int,
-    *,
-    initial_s: float = BACKOFF_INITIAL_S,
-    cap_s: float = BACKOFF_CAP_S,
-    rng: random.Random | None = None,
-) -> float:
-    """Delay before reconnect ``attempt`` (0-based): doubling, capped, jittered to 50–100 %.
-
-    Jitter keeps many tables that lost the same network from reconnecting in step.
-    """
-    base = min(cap_s, initial_s * 2.0 ** min(attempt, 32))
-    jitter: float = (rng or random).uniform(0.5, 1.0)
-    return base * jitter
 
 
 class LineLink(Generic[F, C, E]):
@@ -248,7 +229,7 @@ class LineLink(Generic[F, C, E]):
         self._events.put_nowait(self._offline_event(reason))
 
 
-class LineClient(Generic[F, C, E]):
+class LineClient(AsyncResource, Generic[F, C, E]):
     """What every line device client is around its link: an async context manager and an
     async iterator of the device's events. Reusable after ``close()``, not re-entrant.
 
@@ -280,15 +261,6 @@ class LineClient(Generic[F, C, E]):
 
     async def close(self) -> None:
         await self._link.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     def __aiter__(self) -> Self:
         return self

@@ -1,20 +1,21 @@
 """The bet-sensor board (DEVICES.md, "Bet sensor board"): codec, pyusb backend, driver.
 
 ``frames`` encodes and decodes the reports, ``protocol`` turns reports into
-snapshots, ``simusb`` is the pyusb backend for ``simusb://host:port`` and
-``client`` is the driver (``SensorBoardClient``).
+snapshots, ``url`` reads the board's URL, ``simusb`` is the pyusb backend for
+``simusb://host:port``, ``worker`` holds every pyusb call of a board on its
+own thread and ``client`` is the driver (``SensorBoardClient``).
 """
 
-from drivers.sensors.client import SensorBoardClient, SensorLinkStats, parse_sensor_url
-from drivers.sensors.errors import (
+from drivers.errors import (
     BackendUnavailable,
     BadReport,
     DeviceError,
     DeviceTimeout,
-    SensorBoardError,
     TransportError,
 )
+from drivers.sensors.client import SensorBoardClient, SensorLinkStats
 from drivers.sensors.protocol import BoardOffline, BoardOnline, SensorEvent, SpotsSnapshot
+from drivers.sensors.url import SensorUrl, parse_sensor_url
 
 __all__ = [
     "BackendUnavailable",
@@ -24,9 +25,9 @@ __all__ = [
     "DeviceError",
     "DeviceTimeout",
     "SensorBoardClient",
-    "SensorBoardError",
     "SensorEvent",
     "SensorLinkStats",
+    "SensorUrl",
     "SpotsSnapshot",
     "TransportError",
     "parse_sensor_url",

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
-from drivers.sensors.errors import BadReport
+from drivers.errors import BadReport
 
 MAX_PACKET_BYTES = 64
 """wMaxPacketSize of both interrupt endpoints."""

@@ -17,8 +17,11 @@ class SpotsSnapshot:
 
     ``present`` and ``fault`` are spot masks (bit ``(position − 1) × 3 + spot``).
     ``values`` holds ``(bit, cents)`` for the occupied spots, sorted by bit, on
-    a board that reads RFID chips; it is ``None`` for a presence-only board (one
-    that has not sent a VALUES report on this connection).
+    a board that reads RFID chips, when the VALUES of this very change (``seq``)
+    came with it. It is ``None`` whenever the values are not known: from a
+    presence-only board (one that has not sent VALUES on this connection), and
+    from an RFID board whose SPOTS report of a new ``seq`` came without VALUES
+    of that ``seq`` (DEVICES.md: such a snapshot "leaves every value unknown").
     """
 
     seq: int
@@ -67,16 +70,20 @@ class SnapshotAssembler:
     DEVICES.md: the VALUES reports of a change precede its SPOTS report and
     share its ``seq``; several VALUES reports of one ``seq`` together are the
     full snapshot of values. So VALUES are gathered per ``seq`` and take effect
-    only with the SPOTS report of that same ``seq``. Heartbeats repeat the last
-    SPOTS report and produce nothing.
+    only with the SPOTS report of that same ``seq``; a SPOTS report of a new
+    ``seq`` without them leaves every value unknown (never the values of an
+    earlier change: the chips may have been swapped since). Heartbeats repeat
+    the last SPOTS report (its ``seq``) and change nothing.
     """
 
-    __slots__ = ("_force", "_last", "_pending", "_pending_seq", "_values")
+    __slots__ = ("_force", "_last", "_pending", "_pending_seq", "_values", "_values_seq")
 
     def __init__(self) -> None:
         self._pending_seq: int | None = None
         self._pending: dict[int, int] = {}
         self._values: dict[int, int] | None = None
+        self._values_seq: int | None = None
+        """The change the values belong to: they hold only for SPOTS of this ``seq``."""
         self._last: SpotsSnapshot | None = None
         self._force = True
 
@@ -89,6 +96,7 @@ class SnapshotAssembler:
         self._pending_seq = None
         self._pending = {}
         self._values = None
+        self._values_seq = None
         self._force = True
 
     @property
@@ -109,8 +117,13 @@ class SnapshotAssembler:
     def _on_spots(self, report: SpotsReport) -> SpotsSnapshot | None:
         if self._pending_seq == report.seq:
             self._values = self._pending
+            self._values_seq = report.seq
             self._pending_seq = None
             self._pending = {}
+        elif self._values_seq != report.seq:
+            # A new change without its VALUES (or a board that never sends them).
+            self._values = None
+            self._values_seq = None
         values: tuple[tuple[int, int], ...] | None = None
         if self._values is not None:
             # Only occupied spots have a value; one for an empty spot is stale.

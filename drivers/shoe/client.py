@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from drivers.lineframe.link import BACKOFF_CAP_S, BACKOFF_INITIAL_S, LineClient, LineLink
+from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S
+from drivers.lineframe.link import LineClient, LineLink
 from drivers.lineframe.session import HEARTBEAT_TIMEOUT_S
 from drivers.shoe.frames import ShoeCommand, ShoeReport, parse_report
 from drivers.shoe.protocol import RESEND_TIMEOUT_S, ShoeEvent, ShoeOffline, ShoeProtocol
@@ -68,3 +69,8 @@ class ShoeClient(LineClient[ShoeReport, ShoeCommand, ShoeEvent]):
     def last_n(self) -> int:
         """The last read number handed on (journal it to resume after a restart)."""
         return self.protocol.taken
+
+    @property
+    def corrupt_frames(self) -> int:
+        """Frames dropped as implausible: a good checksum on impossible numbers (DEVICES.md)."""
+        return self.protocol.corrupt

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Self
 
+from drivers.errors import FrameError
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import (
     CountFrame,
-    FrameError,
     LineFrame,
     check_token,
     expect_fields,

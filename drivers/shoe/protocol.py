@@ -17,6 +17,14 @@ DEVICES.md, "Card-reading shoe":
   ``shoe_rebooted`` (always: whoever numbers reads after us must start again
   too, and reads before the reboot may be lost), and if that last ``n`` is
   above 0 ask ``RESEND,1``.
+- Frame plausibility: the XOR checksum cannot see two flips of the same bit
+  (``$CARD,10,AS`` can arrive as ``$CARD,98,AS``). A read number more than 64
+  (the shoe's resend window) past the higher of the last ``n`` in the shoe's
+  latest ``STATUS`` or ``HELLO`` and the last read taken, or a ``STATUS`` whose
+  last ``n`` is below reads already taken (only a ``HELLO`` announces a reboot),
+  is dropped and counted in :attr:`ShoeProtocol.corrupt`: never acted on, not a
+  heartbeat, and no gap of its own (a read it may have carried is asked for
+  when a later read, ``STATUS`` or ``HELLO`` shows it missing).
 - No ``STATUS`` for 3 s: the session is dropped as silent (GAME.md, ``DEVICE_OFFLINE``).
 """
 
@@ -39,6 +47,10 @@ from drivers.shoe.frames import (
     ShoeReport,
     StatusFrame,
 )
+
+RESEND_WINDOW = 64
+"""DEVICES.md: the shoe keeps its last 64 reads; a read further ahead than that of what
+the shoe itself said is not plausible."""
 
 RESEND_TIMEOUT_S = 1.0
 """GAME.md, SHOE_READ_GAP: a gap that a resend did not fill within 1 s."""
@@ -160,6 +172,8 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
         self._info_retry_s = info_retry_s
         self._taken = last_n
         self._known_last = last_n
+        self._reported_last = 0
+        """The last ``n`` of the shoe's latest plausible STATUS or HELLO."""
         self._held: dict[int, ShoeRead] = {}
         self._resend: _Resend | None = None
         self._condition: ShoeCondition | None = None
@@ -167,6 +181,8 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
         self._info_deadline: float | None = None
         self.duplicates = 0
         """Reads received again (after a resend, or repeated by the shoe) and ignored."""
+        self.corrupt = 0
+        """Frames with a good checksum but implausible numbers, dropped (DEVICES.md)."""
 
     @property
     def taken(self) -> int:
@@ -186,20 +202,21 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
         return Step(send=(InfoFrame(),))
 
     def frame_received(self, frame: ShoeReport, now: float) -> Step[ShoeCommand, ShoeEvent]:
+        if not self._plausible(frame):
+            # Dropped as if it had never come: no heartbeat, no gap, no state.
+            self.corrupt += 1
+            return Step()
         out = _Out()
         if isinstance(frame, StatusFrame):
             self._heartbeat_deadline = now + self._heartbeat_timeout_s
+            self._reported_last = frame.last_n
             if frame.state != self._condition:
                 self._condition = frame.state
                 out.events.append(ShoeState(frame.state))
-            if frame.last_n < self._taken:
-                # The counter went back: the shoe restarted and its HELLO was missed.
-                # Its HELLO settles what was lost; until then keep what is held.
-                out.send.append(InfoFrame())
-            else:
-                self._known_last = max(self._known_last, frame.last_n)
+            self._known_last = max(self._known_last, frame.last_n)
         elif isinstance(frame, HelloFrame):
             self._info_deadline = None
+            self._reported_last = frame.last_n
             out.online = ShoeOnline(frame.serial, frame.firmware)
             if frame.last_n < self._taken:
                 self._restart_count(frame.last_n, out)
@@ -214,6 +231,15 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
                 self._known_last = max(self._known_last, n)
         self._advance(now, out)
         return out.step()
+
+    def _plausible(self, frame: ShoeReport) -> bool:
+        """DEVICES.md, frame plausibility: what two flips of one bit could have made."""
+        if isinstance(frame, StatusFrame):
+            # The counter cannot go back without a HELLO announcing a reboot.
+            return frame.last_n >= self._taken
+        if isinstance(frame, HelloFrame):
+            return True  # the only frame that may announce a reboot
+        return frame.n <= max(self._reported_last, self._taken) + RESEND_WINDOW
 
     def timer(self, now: float) -> Step[ShoeCommand, ShoeEvent]:
         if self._heartbeat_deadline is not None and now >= self._heartbeat_deadline:

@@ -27,11 +27,11 @@ from drivers.console import (
     ConsoleOnline,
     ConsoleRestarted,
 )
+from drivers.errors import DeviceLinkError
 from drivers.sensors import (
     BoardOffline,
     BoardOnline,
     SensorBoardClient,
-    SensorBoardError,
     SensorEvent,
     SpotsSnapshot,
 )
@@ -46,7 +46,6 @@ from drivers.shoe import (
     ShoeOnline,
     ShoeState,
 )
-from drivers.transport import DeviceLinkError
 from table_controller.engine import (
     CardRead,
     ConsolePress,
@@ -160,7 +159,7 @@ async def _lights_writer(runner: TableRunner, board: SensorBoardClient) -> None:
     while True:
         out = await runner.lights_out.get()
         # An offline board keeps the mask and is lit again when it returns.
-        with contextlib.suppress(SensorBoardError):
+        with contextlib.suppress(DeviceLinkError):
             await board.set_lights(out.mask)
 
 

@@ -19,8 +19,8 @@ from drivers.console import (
     NakReason,
 )
 from drivers.console.frames import AckFrame, NakFrame
+from drivers.errors import TransportError
 from drivers.lineframe.cards import Card
-from drivers.transport import TransportError
 from simulators.console import ConsoleSimulator
 
 FAST_HEARTBEAT_S = 0.05

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.console import frames as f
+from drivers.errors import FrameError
 from drivers.lineframe.cards import Card
-from drivers.lineframe.codec import FrameError, LineDecoder
+from drivers.lineframe.codec import LineDecoder, checksum
 
 tokens = st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, exclude_characters="$*,"),
@@ -118,3 +119,28 @@ def test_show_text_is_fitted_to_one_frame() -> None:
     assert fitted.startswith("Caf? ?5 ? ")
     assert len(fitted) == f.SHOW_MAX_CHARS
     assert f.ShowFrame(fitted).encode()  # encodes without complaint
+
+
+def test_skip_names_the_position_left_out() -> None:
+    # §(h)(3)(iii): DEVICES.md's SKIP,<pos> action.
+    (frame,) = LineDecoder(f.parse_report).feed(
+        b"$BTN,4,SKIP,3*%02X\r\n" % checksum(b"BTN,4,SKIP,3")
+    )
+    assert frame == f.ButtonFrame(4, f.ConsoleAction.SKIP, "3")
+    assert isinstance(frame, f.ButtonFrame)
+    assert frame.well_formed
+    assert frame.position == 3
+    assert not f.ButtonFrame(5, f.ConsoleAction.SKIP).well_formed  # SKIP needs a position
+    assert f.parse_report("BTN,6,SKIP,X") == f.ButtonFrame(6, f.ConsoleAction.SKIP, "X")
+    assert f.press_position(f.ConsoleAction.SKIP, "X") is None  # BAD_POSITION, the game's call
+
+
+@pytest.mark.parametrize(
+    "reason",
+    ["NOT_NOW", "NO_WAR_WAGER", "BAD_POSITION", "BAD_CARD", "DEVICE_OFFLINE", "JOURNAL_FAULT"],
+)
+def test_every_refusal_devices_md_names_is_a_code_and_a_frame(reason: str) -> None:
+    code = f.NakReason(reason)
+    (frame,) = LineDecoder(f.parse_command).feed(f.NakFrame(3, code).encode())
+    assert frame == f.NakFrame(3, reason)
+    assert frame.body() == f"NAK,3,{reason}"

@@ -10,10 +10,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from drivers.console import frames as console_frames
+from drivers.errors import FrameError
 from drivers.lineframe.cards import DECK, Card, Rank, Suit
 from drivers.lineframe.codec import (
     MAX_FRAME_BYTES,
-    FrameError,
     LineDecoder,
     LineFrame,
     encode_body,

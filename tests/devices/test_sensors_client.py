@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from drivers.errors import BadDeviceUrl
 from drivers.sensors import (
     BoardOffline,
     BoardOnline,
@@ -17,8 +18,8 @@ from drivers.sensors import (
     SpotsSnapshot,
     parse_sensor_url,
 )
-from drivers.sensors.client import SensorUrl
 from drivers.sensors.frames import SpotsReport, encode_report
+from drivers.sensors.url import SensorUrl
 from simulators.sensors import SimulatedBoard
 
 WAIT_S = 10.0
@@ -343,3 +344,58 @@ def test_sensor_urls() -> None:
     for bad in ["usb://1209", "usb://12345:1", "usb://xyz:0001", "serial:///dev/x", "simusb://h"]:
         with pytest.raises(ValueError, match=r"usb|VID|PID|port"):
             parse_sensor_url(bad)
+
+
+def test_a_sensor_url_may_pin_the_board_serial() -> None:
+    # Issue 13, item 5: any gadget with the default 1209:0001 passed for the board.
+    pinned = parse_sensor_url("usb://1209:0001?serial=WAR07-SB-0042")
+    assert pinned == SensorUrl("usb", 0x1209, 0x0001, serial="WAR07-SB-0042")
+    assert pinned.serial_pinned
+    assert pinned.matches("WAR07-SB-0042")
+    assert not pinned.matches("GADGET-1")
+    assert not pinned.matches(None)
+    unpinned = parse_sensor_url("usb://1209:0001")
+    assert not unpinned.serial_pinned
+    assert unpinned.matches("GADGET-1")
+    sim = parse_sensor_url("simusb://127.0.0.1:7003?serial=SIM-1")
+    assert (sim.host, sim.port, sim.serial) == ("127.0.0.1", 7003, "SIM-1")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("usb://1209:0001?serial=", "non-empty serial"),
+        ("usb://1209:0001?serial=A&serial=B", "one non-empty serial"),
+        ("usb://1209:0001?vendor=x", "unknown option 'vendor'"),
+        ("usb://1209:0001?serial", "expected \\?serial=SERIAL"),
+    ],
+)
+def test_a_bad_serial_option_is_named(url: str, why: str) -> None:
+    with pytest.raises(BadDeviceUrl, match=why):
+        parse_sensor_url(url)
+
+
+async def test_a_board_with_another_serial_is_not_taken() -> None:
+    async with (
+        SimulatedBoard(serial="GADGET-1") as board,
+        SensorBoardClient(f"{board.url}?serial=WAR07-SB-0042") as client,
+    ):
+        assert client.serial_pinned
+        offline = await next_event(client)
+        assert isinstance(offline, BoardOffline), offline
+        assert "with serial 'WAR07-SB-0042' not found (found serial 'GADGET-1')" in (offline.reason)
+        assert client.serial is None
+        assert not client.online
+
+
+async def test_the_board_with_the_pinned_serial_is_taken_and_its_serial_known() -> None:
+    async with SimulatedBoard(serial="WAR07-SB-0042") as board:
+        async with SensorBoardClient(f"{board.url}?serial=WAR07-SB-0042") as client:
+            online, _ = await online_with_snapshot(client)
+            assert online.serial == "WAR07-SB-0042"
+            assert client.serial == "WAR07-SB-0042"
+            assert client.serial_pinned
+        async with SensorBoardClient(board.url) as client:
+            await online_with_snapshot(client)
+            assert not client.serial_pinned  # taken, but the table should warn
+            assert client.serial == "WAR07-SB-0042"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.sensors.errors import BadReport
+from drivers.errors import BadReport
 from drivers.sensors.frames import (
     MAX_VALUES_PER_REPORT,
     SPOT_BITS,
@@ -221,6 +221,7 @@ layout_states = st.lists(
         st.dictionaries(st.integers(0, SPOT_BITS - 1), st.integers(1, 10**6), max_size=SPOT_BITS),
         masks,
         st.integers(0, 3),
+        st.booleans(),
     ),
     min_size=1,
     max_size=25,
@@ -230,20 +231,22 @@ layout_states = st.lists(
 @settings(max_examples=200)
 @given(states=layout_states, rfid=st.booleans(), first_seq=seqs)
 def test_assembler_emits_each_change_once_and_ignores_heartbeats(
-    states: list[tuple[dict[int, int], int, int]], rfid: bool, first_seq: int
+    states: list[tuple[dict[int, int], int, int, bool]], rfid: bool, first_seq: int
 ) -> None:
-    """A board's stream — VALUES, SPOTS, heartbeats per change — gives one snapshot per change."""
+    """A board's stream — VALUES, SPOTS, heartbeats per change — gives one snapshot per change;
+    a change whose VALUES went missing shows every value unknown (DEVICES.md)."""
     assembler = SnapshotAssembler()
     expected: list[tuple[int, int, tuple[tuple[int, int], ...] | None]] = []
     got: list[tuple[int, int, tuple[tuple[int, int], ...] | None]] = []
     seq = first_seq
-    for chips, fault, heartbeats in states:
+    for chips, fault, heartbeats, values_lost in states:
         seq = (seq + 1) % 256
+        with_values = rfid and not values_lost
         present = 0
         for bit in chips:
             present |= 1 << bit
         stream: list[SpotsReport | ValuesReport] = []
-        if rfid:
+        if with_values:
             items = sorted(chips.items())
             stream += [
                 ValuesReport(seq, tuple(items[i : i + 12])) for i in range(0, len(items), 12)
@@ -251,7 +254,7 @@ def test_assembler_emits_each_change_once_and_ignores_heartbeats(
             if not items:
                 stream.append(ValuesReport(seq, ()))
         stream += [SpotsReport(seq, present, fault)] * (1 + heartbeats)
-        key = (present, fault, tuple(sorted(chips.items())) if rfid else None)
+        key = (present, fault, tuple(sorted(chips.items())) if with_values else None)
         if not expected or expected[-1] != key:
             expected.append(key)
         for report in stream:
@@ -271,8 +274,32 @@ def test_values_wait_for_the_spots_report_of_their_seq() -> None:
     assert assembler.feed(SpotsReport(4, 0b1, 0)) is None
     snapshot = assembler.feed(SpotsReport(5, 0b1001, 0))
     assert snapshot == SpotsSnapshot(5, 0b1001, 0, ((0, 500), (3, 100)))
-    # A later change without VALUES keeps the values of the spots still occupied.
-    assert assembler.feed(SpotsReport(6, 0b1000, 0)) == SpotsSnapshot(6, 0b1000, 0, ((3, 100),))
+    # DEVICES.md: a later change without VALUES of its seq leaves every value unknown.
+    assert assembler.feed(SpotsReport(6, 0b1000, 0)) == SpotsSnapshot(6, 0b1000, 0, None)
+
+
+def test_a_change_without_values_never_shows_the_values_of_an_earlier_change() -> None:
+    # Issue 10, case 1: $500 latched; one snapshot with no values; then $5 on that spot.
+    assembler = SnapshotAssembler()
+    assembler.feed(ValuesReport(5, ((0, 50_000),)))
+    latched = assembler.feed(SpotsReport(5, 0b1, 0))
+    assert latched == SpotsSnapshot(5, 0b1, 0, ((0, 50_000),))
+    unknown = assembler.feed(SpotsReport(6, 0b1, 0))
+    assert unknown == SpotsSnapshot(6, 0b1, 0, None)  # not $500: the chips may be others now
+    assert assembler.feed(SpotsReport(6, 0b1, 0)) is None  # its heartbeat changes nothing
+    assembler.feed(ValuesReport(7, ((0, 500),)))
+    assert assembler.feed(SpotsReport(7, 0b1, 0)) == SpotsSnapshot(7, 0b1, 0, ((0, 500),))
+    assert assembler.feed(SpotsReport(7, 0b1, 0)) is None  # the values hold for their seq
+
+
+def test_values_of_one_change_do_not_come_back_when_its_seq_number_does() -> None:
+    assembler = SnapshotAssembler()
+    assembler.feed(ValuesReport(9, ((0, 100),)))
+    assembler.feed(SpotsReport(9, 0b1, 0))
+    assembler.feed(SpotsReport(10, 0b1, 0))
+    # 256 changes later seq 9 is used again; without VALUES its values are unknown.
+    again = assembler.feed(SpotsReport(9, 0b11, 0))
+    assert again == SpotsSnapshot(9, 0b11, 0, None)
 
 
 def test_a_values_set_interrupted_by_another_seq_is_dropped() -> None:

@@ -12,12 +12,14 @@ import pytest
 
 from drivers.sensors import BoardOffline, BoardOnline, SensorBoardClient, SpotsSnapshot
 from simulators.sensors import (
+    COMMANDS_HELP,
     SimulatedBoard,
     add_arguments,
     board_from_args,
     describe,
     run_command,
 )
+from simulators.stdin import obey
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 10.0
@@ -97,7 +99,7 @@ async def test_stdin_commands_act_on_the_board() -> None:
         await run_command(board, ["hang"])
         await run_command(board, ["resume"])
         for bad in (["dance"], ["spot", "1"], ["spot", "x", "0", "1"], ["fault", "40", "on"]):
-            with pytest.raises(ValueError, match=r"commands|must|invalid"):
+            with pytest.raises(ValueError, match=r"unknown command|a position|spot bit"):
                 await run_command(board, bad)
 
 
@@ -157,3 +159,73 @@ async def test_the_sim_sensors_command_serves_a_board_driven_from_stdin() -> Non
         await process.stdin.wait_closed()
         # Drain what is left so the pipe is closed by its transport.
         await process.stdout.read()
+
+
+@pytest.mark.parametrize(
+    ("words", "bit", "cents"),
+    [
+        (["spot", "1", "initial", "25.00"], 0, 2500),
+        (["spot", "1", "initial", "2500"], 0, 2500),
+        (["spot", "2", "tie", "5"], 4, 5),
+        (["spot", "2", "TIE", "5.5"], 4, 550),
+        (["spot", "3", "war", "$10.00"], 8, 1000),
+        (["spot", "3", "2", "1000"], 8, 1000),
+    ],
+)
+async def test_spots_take_names_and_amounts_in_dollars_or_cents(
+    words: list[str], bit: int, cents: int
+) -> None:
+    # Issue 18: `spot 1 initial 2500` used to fail with "invalid literal for int()".
+    async with SimulatedBoard() as board:
+        await run_command(board, words)
+        assert board.values == ((bit, cents),)
+
+
+@pytest.mark.parametrize(
+    ("words", "why"),
+    [
+        (["spot", "1", "middle", "25.00"], "initial, tie or war"),
+        (["spot", "1", "initial", "25.001"], "two decimals"),
+        (["spot", "1", "initial", "lots"], "25.00 or cents as 2500"),
+        (["spot", "1", "initial", "0"], "more than 0"),
+        (["spot", "11", "initial", "1"], "position must be 1"),
+        (["fault", "2", "sideways", "on"], "initial, tie or war"),
+    ],
+)
+async def test_bad_spots_and_amounts_say_what_is_expected(words: list[str], why: str) -> None:
+    async with SimulatedBoard() as board:
+        with pytest.raises(ValueError, match=why):
+            await run_command(board, words)
+
+
+async def test_a_fault_names_its_spot() -> None:
+    async with SimulatedBoard() as board:
+        await run_command(board, ["fault", "2", "initial", "on"])
+        assert board.fault == 1 << 3
+        await run_command(board, ["fault", "2", "initial", "off"])
+        assert board.fault == 0
+
+
+def test_the_spot_option_takes_names_and_amounts() -> None:
+    args = parse(["--spot", "1:initial:25.00", "--spot", "2:tie"])
+    assert args.spot == [(1, 0, 2500), (2, 1, 100)]
+
+
+async def test_help_lists_the_commands_and_is_no_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 18: `help` printed as an `error` line, and the spot names only under --help.
+    async with SimulatedBoard() as board:
+
+        async def act(words: list[str]) -> str:
+            return await run_command(board, words)
+
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        for line in ("help", "spot 1 initial 25.00", "dance", "quit"):
+            lines.put_nowait(line)
+        stop = asyncio.Event()
+        await obey(act, COMMANDS_HELP, lines, stop)
+        assert stop.is_set()
+    out = capsys.readouterr().out.splitlines()
+    assert out[: len(COMMANDS_HELP.splitlines())] == COMMANDS_HELP.splitlines()
+    assert "initial (0), tie (1), war (2)" in COMMANDS_HELP
+    assert out[-2].startswith("seq 1 spots P1/initial=25.00")
+    assert out[-1] == "error unknown command 'dance'; 'help' lists them"

@@ -16,6 +16,7 @@ from drivers.shoe import (
     ShoeClient,
     ShoeCondition,
     ShoeEvent,
+    ShoeOffline,
     ShoeOnline,
     ShoeState,
 )
@@ -130,3 +131,70 @@ def test_sim_rejects_an_unknown_device(capsys: pytest.CaptureFixture[str]) -> No
         main(["sim", "roulette"])
     assert exit_.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+async def lines_until(sim: SimProcess, last: str) -> list[str]:
+    """Lines printed up to and including the first that starts with ``last``."""
+    lines = [await sim.line()]
+    while not lines[-1].startswith(last):
+        lines.append(await sim.line())
+    return lines
+
+
+async def test_console_help_lists_every_action_with_its_arguments(
+    console_process: SimProcess,
+) -> None:
+    # Issue 18: `help` printed as an `error` line, and listed no action.
+    await console_process.line()  # the pty path
+    console_process.say("help")
+    shown = await lines_until(console_process, "quit")
+    assert not any(line.startswith("error") for line in shown)
+    listed = {line.strip() for line in shown}
+    for action in ConsoleAction:
+        usage = action.value if action.arg_name is None else f"{action.value} {action.arg_name}"
+        assert usage in listed, f"{usage} missing from help"
+    assert {"SKIP POSITION", "WAR POSITION", "DEALER DEALER_ID", "CARD CARD"} <= listed
+
+
+async def test_console_refusals_say_what_would_do(console_process: SimProcess) -> None:
+    await console_process.line()
+    console_process.say("press dance")
+    line = await console_process.line()
+    assert line.startswith("error no action 'dance': the actions are SHUFFLED, DEALER DEALER_ID")
+    console_process.say("press war")
+    assert await console_process.line() == "error usage: press WAR POSITION"
+    console_process.say("juggle")
+    assert await console_process.line() == "error unknown command 'juggle'; 'help' lists them"
+
+
+async def test_shoe_unplug_stays_unplugged_until_replug(shoe_process: SimProcess) -> None:
+    # Issue 18: `unplug` used to be back 55 ms later, and there was no `replug`.
+    url = await shoe_process.line()
+    host, port = url.removeprefix("socket://").rsplit(":", 1)
+    async with ShoeClient(url, backoff_cap_s=0.1) as shoe:
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not isinstance(await anext(shoe), ShoeOnline):
+                pass
+        shoe_process.say("unplug")
+        assert await shoe_process.line() == "unplugged"
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not isinstance(await anext(shoe), ShoeOffline):
+                pass
+        with pytest.raises(ConnectionRefusedError):
+            await asyncio.open_connection(host, int(port))  # nothing is there to plug into
+        shoe_process.say("replug")
+        assert await shoe_process.line() == f"replugged at {url}"
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not isinstance(await anext(shoe), ShoeOnline):
+                pass
+        shoe_process.say("draw KD")
+        assert await shoe_process.line() == "read 1 KD CARD"
+
+
+async def test_shoe_help_is_an_answer(shoe_process: SimProcess) -> None:
+    await shoe_process.line()
+    shoe_process.say("help")
+    shown = await lines_until(shoe_process, "quit")
+    assert shown[0] == "commands:"
+    assert any(line.strip().startswith("replug") for line in shown)
+    assert not any(line.startswith("error") for line in shown)

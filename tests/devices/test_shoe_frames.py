@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drivers.errors import FrameError
 from drivers.lineframe.cards import DECK
-from drivers.lineframe.codec import FrameError, LineDecoder, encode_body
+from drivers.lineframe.codec import LineDecoder, encode_body
 from drivers.shoe import frames as f
 
 tokens = st.text(
