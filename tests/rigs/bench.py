@@ -1,71 +1,21 @@
-"""A bench without the bench: null-modem cables from socat pty pairs, and a table PC's
-controller as its own ``table-controller run`` process, under a supervisor that
-starts it again when it stops (as systemd does), with the commands to restart or
-kill it."""
+"""A table PC without the table PC: the controller as its own ``table-controller run``
+process, under a loop that starts it again when it stops (as systemd does), with the
+commands to restart or kill it. The cables are ``tests/devices/socat.py``'s."""
 
 from __future__ import annotations
 
 import os
 import re
-import select
 import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-from types import TracebackType
 
 from table_controller.rigs.rig import TableSpec, config_toml
 
 SOCAT_START_S = 10.0
 _PTY = re.compile(rb"PTY is (\S+)")
-
-
-class NullModem:
-    """A null-modem cable: ``table_end`` for the table PC, ``rig_end`` for the rig."""
-
-    def __init__(self) -> None:
-        self._proc = subprocess.Popen(
-            ["socat", "-d", "-d", "pty,raw,echo=0", "pty,raw,echo=0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        assert self._proc.stderr is not None
-        ends: list[str] = []
-        seen = b""
-        deadline = time.monotonic() + SOCAT_START_S
-        # socat names the two ptys on its stderr as it opens them.
-        while len(ends) < 2:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self._proc.stderr], [], [], max(left, 0))
-            if not ready:
-                self.close()
-                raise RuntimeError(f"socat named no ptys: {seen!r}")
-            # Unbuffered: a buffered readline would hide the next line from select().
-            chunk = os.read(self._proc.stderr.fileno(), 4096)
-            if not chunk:
-                self.close()
-                raise RuntimeError(f"socat exited: {seen!r}")
-            seen += chunk
-            ends = [m.decode() for m in _PTY.findall(seen)]
-        self.table_end, self.rig_end = ends
-
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            self._proc.wait(timeout=10)
-        if self._proc.stderr is not None:
-            self._proc.stderr.close()
-
-    def __enter__(self) -> NullModem:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 class TablePC:

@@ -11,8 +11,8 @@ import shutil
 import uuid
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,8 @@ from table_controller.rigs.scenario import LoadedScenario, load_scenario, shippe
 from table_controller.rigs.scenario.external import ExternalTable, run_external
 from table_controller.rigs.scenario.report import format_result, junit_xml
 from table_controller.rigs.scenario.rigfile import load_rig
-from tests.rigs.bench import NullModem, TablePC
+from tests.devices.socat import SocatCable
+from tests.rigs.bench import TablePC
 
 pytestmark = pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat")
 
@@ -73,22 +74,28 @@ class Bench:
     pc: TablePC
     table: str
     rig_toml: Path
+    shoe: SocatCable
 
 
-@contextmanager
-def bench(
+@asynccontextmanager
+async def bench(
     tmp_path: Path, broker: str, key: tuple[Any, ...] = NY, *, commands: bool = True
-) -> Iterator[Bench]:
+) -> AsyncIterator[Bench]:
     """A table of its own per bench (nothing retained from another run is seen), the
     controller running on the table ends, and ``rig.toml`` naming the rig ends."""
     table = f"war-{uuid.uuid4().hex[:6]}"
     sensors = f"127.0.0.1:{free_port()}"
-    with NullModem() as shoe, NullModem() as console:
+    shoe, console = SocatCable(tmp_path / "shoe"), SocatCable(tmp_path / "console")
+    for cable in (shoe, console):
+        cable.rig_link.parent.mkdir()
+        await cable.plug()
+    try:
         pc = TablePC(
             tmp_path / "table-pc",
             _spec(key, table),
-            shoe=shoe.table_end,
-            console=console.table_end,
+            # Stable names for the ends, as udev gives a table PC's adapters.
+            shoe=str(shoe.table_link),
+            console=str(console.table_link),
             sensors=sensors,
             broker=broker,
         )
@@ -97,8 +104,8 @@ def bench(
             f'broker = "{broker}"',
             f'site = "{SITE}"',
             f'table = "{table}"',
-            f'shoe = "{shoe.rig_end}"',
-            f'console = "{console.rig_end}"',
+            f'shoe = "{shoe.rig_link}"',
+            f'console = "{console.rig_link}"',
             f'sensors = "{sensors}"',
             "timeout_scale = 2.0",
         ]
@@ -109,9 +116,12 @@ def bench(
         rig_toml = tmp_path / "rig.toml"
         rig_toml.write_text("\n".join(lines) + "\n", encoding="utf-8")
         try:
-            yield Bench(pc, table, rig_toml)
+            yield Bench(pc, table, rig_toml, shoe)
         finally:
             pc.close()
+    finally:
+        for cable in (shoe, console):
+            await cable.pull()
 
 
 @pytest.mark.timeout(600)
@@ -121,7 +131,7 @@ def bench(
 async def test_every_shipped_scenario_on_a_table_pc(
     key: tuple[Any, ...], tmp_path: Path, mosquitto: MosquittoBroker
 ) -> None:
-    with bench(tmp_path, mosquitto.url, key) as b:
+    async with bench(tmp_path, mosquitto.url, key) as b:
         run = await run_external(load_rig(b.rig_toml), GROUPS[key])
         log = b.pc.log_tail()
     report = "\n".join(format_result(r) for r in run.results)
@@ -147,15 +157,29 @@ async def test_a_pulled_cable_is_device_offline_and_back_device_online(
             a["code"] == code and a["message"].startswith("shoe") for a in o.of("alerts")
         )
 
-    with bench(tmp_path, mosquitto.url, commands=False) as b:
-        async with ExternalTable(load_rig(b.rig_toml)) as rig:
-            await rig.wait_online()
-            # The rig's end of the shoe's cable closed: the table hears nothing more.
-            await rig.lines["shoe"].close()
-            await rig.session.wait(shoe_alert("DEVICE_OFFLINE"), 15)
-            await rig.lines["shoe"].open()
-            await rig.session.wait(shoe_alert("DEVICE_ONLINE"), 15)
-            status = await rig.wait_online()
+    def count(code: str) -> Callable[[Observer], int]:
+        return lambda o: sum(
+            a["code"] == code and a["message"].startswith("shoe") for a in o.of("alerts")
+        )
+
+    async with (
+        bench(tmp_path, mosquitto.url, commands=False) as b,
+        ExternalTable(load_rig(b.rig_toml)) as rig,
+    ):
+        await rig.wait_online()
+        # The rig's end of the shoe's cable closed: the table hears nothing more.
+        await rig.unplug("shoe")
+        await rig.session.wait(shoe_alert("DEVICE_OFFLINE"), 15)
+        await rig.replug("shoe")
+        await rig.session.wait(shoe_alert("DEVICE_ONLINE"), 15)
+        await rig.wait_online()
+        # The whole cable pulled (both ends vanish, as an adapter unplugged) and put back
+        # under the same names: both sides open their ends again.
+        await b.shoe.pull()
+        await rig.session.wait(lambda o: count("DEVICE_OFFLINE")(o) == 2, 15)
+        await b.shoe.plug()
+        await rig.session.wait(lambda o: count("DEVICE_ONLINE")(o) == 2, 30)
+        status = await rig.wait_online()
     assert status["devices"]["shoe"]["state"] == "ok"
 
 
@@ -165,7 +189,7 @@ async def test_without_a_restart_command_a_restart_is_skipped_not_passed(
     shipped = {p.stem: p for p in shipped_scenarios()}
     files = [shipped["controller_restart_mid_round"], shipped["h1_burn_new_shoe_and_new_dealer"]]
     out = tmp_path / "report.xml"
-    with bench(tmp_path, mosquitto.url, commands=False) as b:
+    async with bench(tmp_path, mosquitto.url, commands=False) as b:
         argv = ["scenario", "run", "--external", str(b.rig_toml), *map(str, files)]
         rc = await asyncio.to_thread(main, [*argv, "--junit", str(out)])
     stdout = capsys.readouterr().out

@@ -31,10 +31,11 @@ from typing import Any, Final
 from drivers.console.frames import NakFrame
 from drivers.shoe.frames import HelloFrame
 from simulators.console import ConsoleSimulator
+from simulators.port import PortEndpoint
 from simulators.sensors import SimulatedBoard
+from simulators.serve import SimulatedLineDevice, serve_on_port
 from simulators.shoe import build_shoe
-from table_controller.rigs.errors import TableMisbehaved
-from table_controller.rigs.line import SerialLine
+from table_controller.rigs.errors import RigUnavailable, TableMisbehaved
 from table_controller.rigs.observer import Observer
 from table_controller.rigs.scenario.loading import LoadedScenario
 from table_controller.rigs.scenario.local import play, rig_failed, shoe_cards
@@ -72,10 +73,12 @@ class ExternalTable:
         self._shoe = _HelloShoe(cover_after=0)
         self._console = ConsoleSimulator()
         self._board = SimulatedBoard(host=rig.sensors_host, port=rig.sensors_port)
-        self.lines = {
-            "shoe": SerialLine(self._shoe, rig.shoe),
-            "console": SerialLine(self._console, rig.console),
+        self._lines: dict[str, SimulatedLineDevice[Any]] = {
+            "shoe": self._shoe,
+            "console": self._console,
         }
+        self._ports: dict[str, PortEndpoint] = {}
+        self._pulled: set[str] = set()
         self.session = Observer(rig.broker, f"{rig.prefix}/#")
         """Every message of the run (the summary's, and the waits between scenarios)."""
         self._observer: Observer | None = None
@@ -108,30 +111,47 @@ class ExternalTable:
     async def __aenter__(self) -> ExternalTable:
         await self.session.start()
         await self._board.start()
-        for line in self.lines.values():
-            await line.open()
+        for name, device in self._lines.items():
+            url = getattr(self.rig, name)
+            try:
+                self._ports[name] = await serve_on_port(device, url)
+            except ValueError as exc:
+                raise RigUnavailable(f"the {name} line {url}: {exc}") from exc
+            await self._wait_port(name)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.end_scenario()
-        for line in self.lines.values():
-            await line.close()
+        for device in self._lines.values():
+            await device.close()
         await self._board.close()
         await self.session.close()
+
+    async def _wait_port(self, name: str) -> None:
+        try:
+            async with asyncio.timeout(ONLINE_TIMEOUT_S * self.scale):
+                await self._ports[name].wait_open()
+        except TimeoutError:
+            url = getattr(self.rig, name)
+            raise RigUnavailable(f"the {name} line {url} did not open") from None
 
     # -- ScenarioTable -----------------------------------------------------------------
 
     async def unplug(self, device: Device) -> None:
+        """The rig's end of the line closed: the table hears nothing more."""
         if device == "sensors":
             await self._board.unplug()
         else:
-            await self.lines[device].close()
+            await self._lines[device].stop_serving()
+            self._pulled.add(device)
 
     async def replug(self, device: Device) -> None:
         if device == "sensors":
             await self._board.replug()
         else:
-            await self.lines[device].open()
+            await self._lines[device].replug()
+            self._pulled.discard(device)
+            await self._wait_port(device)
 
     async def restart_controller(self) -> str | None:
         return await self._command(self.rig.restart_command, "restart_command")
@@ -214,8 +234,8 @@ class ExternalTable:
 
     async def prepare(self, scenario: Scenario) -> None:
         """Bring the table back to a fresh table's start, then load the scenario's shoe."""
-        for line in self.lines.values():
-            await line.open()
+        for name in list(self._pulled):
+            await self.replug(name)  # type: ignore[arg-type]
         self._shoe.resume()
         self._console.resume()
         self._board.mute(False)
@@ -223,7 +243,7 @@ class ExternalTable:
             # Another board on the same port: the table meets it as a board plugged in.
             if self._board.plugged:
                 await self._board.unplug()
-            self._board.rfid = scenario.table.rfid
+            self._board.layout.rfid = scenario.table.rfid
         if not self._board.plugged:
             await self._board.replug()
         for bit in range(BOARD_BITS):
