@@ -4,7 +4,7 @@
 write its input journal (random wagers with chip values on up to seven
 positions and on the tie spots, ``NO_MORE_BETS``, card reads, a war or a
 surrender on each tie, a reshuffle at the cover card), then times only the
-replay of that journal through ``transition()``: no I/O, no input building.
+replay of that journal through ``RoundEngine.feed``: no I/O, no input building.
 It prints the figures and writes ``bench/results/engine.json``.
 ``--profile`` prints where the time goes. Speed is measured here, never
 asserted in tests.
@@ -17,80 +17,46 @@ import cProfile
 import json
 import platform
 import pstats
-import random
 import sys
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from table_controller.engine import (
-    DECK,
-    CardRead,
-    ConsolePress,
-    CoverRead,
     Event,
     Input,
-    Outcome,
-    Phase,
+    RoundEngine,
     RoundRecorded,
-    SpotsChanged,
+    Session,
     TableSetup,
-    TableState,
-    initial_state,
     spot_bit,
-    transition,
 )
 from table_controller.engine.rules import PROFILES, RulesName
 
 RESULTS = Path(__file__).resolve().parent / "results" / "engine.json"
-TARGET_ROUNDS_PER_S = 50_000
+TARGET_ROUNDS_PER_S = 20_000
 POSITIONS = 7
-ORIGIN = datetime(2024, 1, 1, tzinfo=UTC)
+STEP = timedelta(milliseconds=250)
 
 
 def journal(setup: TableSetup, rounds: int, seed: int) -> list[Input]:
     """A seeded session of ``rounds`` settled rounds, as the inputs a table would journal."""
-    rng = random.Random(seed)
-    state: TableState = initial_state(setup)
-    inputs: list[Input] = []
-    ticks = 0
-    k = 0
-    n = 0
+    session = Session(setup, seed=seed, step=STEP, penetration=0.75, keep=True)
+    rng = session.rng
+
+    def decide(s: Session, tied: list[int]) -> None:
+        war = [p for p in tied if rng.random() < 0.7]
+        chips = dict(s.chips)
+        for p in war:
+            chips[spot_bit(p, 2)] = chips.get(spot_bit(p, 0)) or 500
+        s.lay(chips)
+        for p in tied:
+            s.press("WAR" if p in war else "SURRENDER", str(p))
+
     settled = 0
-    shoe: list[str] = []
-    cover = 0
-    chips: dict[int, int] = {}
-
-    def feed(inp: Input) -> None:
-        nonlocal state, settled
-        state, out = transition(state, inp)
-        inputs.append(inp)
-        settled += sum(1 for o in out if isinstance(o, RoundRecorded))
-
-    def at() -> datetime:
-        nonlocal ticks
-        ticks += 1
-        return ORIGIN + timedelta(milliseconds=ticks * 250)
-
-    def press(action: str, arg: str | None = None) -> None:
-        nonlocal k
-        k += 1
-        feed(ConsolePress(at(), k, action, arg))
-
-    def layout() -> None:
-        present = 0
-        for b in chips:
-            present |= 1 << b
-        feed(SpotsChanged(at(), present, 0, tuple(sorted(chips.items()))))
-
     while settled < rounds:
-        if state.phase is Phase.SHUFFLE_DUE or not shoe:
-            shoe = list(DECK) * setup.decks
-            rng.shuffle(shoe)
-            cover = len(shoe) // 4
-            press("SHUFFLED")
-        chips.clear()
+        chips: dict[int, int | None] = {}
         for p in range(1, setup.positions + 1):
             if rng.random() < 0.85:
                 chips[spot_bit(p, 0)] = rng.choice((500, 1000, 2500, 10000))
@@ -98,41 +64,21 @@ def journal(setup: TableSetup, rounds: int, seed: int) -> list[Input]:
                     chips[spot_bit(p, 1)] = rng.choice((100, 500))
         if not chips:
             chips[spot_bit(1, 0)] = 500
-        layout()
-        press("NO_MORE_BETS")
-        before = settled
-        while settled == before:
-            if state.phase is Phase.TIE_DECISION:
-                tied = [
-                    h for h in state.round.hands if h.outcome is Outcome.TIE and h.decision is None
-                ]
-                war = [h for h in tied if rng.random() < 0.7]
-                for h in war:
-                    chips[spot_bit(h.position, 2)] = h.initial.amount or 500
-                if war:
-                    layout()
-                for h in tied:
-                    press("WAR" if h in war else "SURRENDER", str(h.position))
-                continue
-            if len(shoe) == cover and not state.shoe.cover_seen:
-                n += 1
-                feed(CoverRead(at(), n))
-            n += 1
-            feed(CardRead(at(), n, shoe.pop()))
-    return inputs
+        record = session.play_round(chips, decide)
+        settled += record is not None and not record.void
+    return session.inputs
 
 
 def replay_time(setup: TableSetup, inputs: Sequence[Input]) -> tuple[float, float, int, int]:
-    """Wall and CPU seconds to run ``inputs`` through ``transition()``; rounds, events."""
-    state = initial_state(setup)
-    step = transition
+    """Wall and CPU seconds to run ``inputs`` through the engine; rounds, events."""
+    engine = RoundEngine(setup)
+    feed = engine.feed
     rounds = 0
     events = 0
     start = time.perf_counter()
     cpu_start = time.process_time()
     for inp in inputs:
-        state, out = step(state, inp)
-        for o in out:
+        for o in feed(inp):
             if type(o) is RoundRecorded:
                 rounds += 1
             elif type(o) is Event:

@@ -241,7 +241,7 @@ class LightTable:
         await self._press("SHUFFLED", None, pace_s)
 
     async def _next_card(self, pace_s: float) -> None:
-        state = self.runner.engine.state
+        state = self.runner.engine.snapshot()
         if len(self.shoe) == self.cover_at and not state.shoe.cover_seen:
             self.n += 1
             await self._feed(CoverRead(datetime.now(UTC), self.n), pace_s)
@@ -249,7 +249,7 @@ class LightTable:
         await self._feed(CardRead(datetime.now(UTC), self.n, self.shoe.pop()), pace_s)
 
     async def _decide(self, pace_s: float) -> None:
-        state = self.runner.engine.state
+        state = self.runner.engine.snapshot()
         tied = [h for h in state.round.hands if h.outcome is Outcome.TIE and h.decision is None]
         war = [h for h in tied if self.rng.random() < 0.5]
         for h in war:
@@ -266,7 +266,7 @@ class LightTable:
         await self._new_shoe(pace_s)
         await self._press("DEALER", f"D-{self.table_id}", pace_s)
         for _ in range(rounds):
-            if self.runner.engine.state.phase is Phase.SHUFFLE_DUE:
+            if self.runner.engine.snapshot().phase is Phase.SHUFFLE_DUE:
                 await self._new_shoe(pace_s)
             self.chips = {}
             for p in range(1, POSITIONS + 1):
@@ -278,9 +278,9 @@ class LightTable:
                 self.chips[spot_bit(1, 0)] = BETS[0]
             await self._layout(pace_s)
             await self._press("NO_MORE_BETS", None, pace_s)
-            before = self.runner.engine.state.stats.rounds
+            before = self.runner.engine.snapshot().stats.rounds
             for _ in range(STEPS_PER_ROUND):
-                state = self.runner.engine.state
+                state = self.runner.engine.snapshot()
                 if state.stats.rounds != before:
                     break
                 if state.held:

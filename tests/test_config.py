@@ -84,11 +84,11 @@ def test_ny_refuses_more_than_seven_positions() -> None:
 
 
 def test_profile_override_and_bad_override_named() -> None:
-    data = _base(rules="ny")
+    data = _base(rules="uk")
     data["profile"] = {"burn_before_dealer_war": 3}
     cfg = parse_config(data)
     assert cfg.rules.burn_before_dealer_war == 3
-    assert cfg.rules.burn_before_war == PROFILES[RulesName.NY].burn_before_war
+    assert cfg.rules.burn_before_war == PROFILES[RulesName.UK].burn_before_war
     data["profile"] = {"burn_before_war": -1}
     with pytest.raises(ConfigError, match=r"profile\.burn_before_war"):
         parse_config(data)

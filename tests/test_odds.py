@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -23,7 +24,6 @@ from table_controller.engine.rules import (
     STANDARD,
     UK,
     RulesName,
-    RulesProfile,
     WagerResult,
     WagerSettlement,
     WarAccounting,
@@ -254,14 +254,12 @@ def test_any_profile_data_gives_the_closed_form(
         lose=WarSettlement(initial=_settle(nets[4]), war=_settle(nets[5])),
         initial_collected_at_war_decision=False,
     )
-    rules = RulesProfile.model_validate(
-        {
-            **STANDARD.model_dump(),
-            "war": war,
-            "tie_odds": tie_odds,
-            "surrender_loss": surrender_loss,
-            "war_tie_wager_allowed": war_tie_allowed,
-        }
+    rules = replace(
+        STANDARD,
+        war=war,
+        tie_odds=tie_odds,
+        surrender_loss=surrender_loss,
+        war_tie_wager_allowed=war_tie_allowed,
     )
     e = house_edges(rules, decks)
     p, q = p_tie(decks), p_war_tie(decks)

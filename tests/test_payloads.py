@@ -41,7 +41,7 @@ SPEC_ROUND = """
 {
   "schema": "war-round/1", "id": "rec-1207", "table": "war-07", "site": "main-floor",
   "ts": "2025-03-01T20:15:00.000Z", "round_id": 1207, "shoe_id": "S3-20250301T190000Z",
-  "dealer": "D-114", "rules": "ny",
+  "dealer": "D-114", "rules": "ny", "rules_overrides": {},
   "started": "2025-03-01T20:14:10.000Z", "ended": "2025-03-01T20:15:00.000Z",
   "void": false, "void_reason": null,
   "cards": [
@@ -437,6 +437,11 @@ def round_records(draw: st.DrawFn) -> dict[str, Any]:
         "shoe_id": draw(st.none() | st.text("ABCS0123456789-", min_size=1, max_size=20)),
         "dealer": draw(st.none() | st.text(min_size=1, max_size=20)),
         "rules": draw(st.sampled_from(["ny", "uk", "standard"])),
+        "rules_overrides": draw(
+            st.dictionaries(
+                st.sampled_from(["tie_odds", "war.win.war.net_per_unit"]), st.integers()
+            )
+        ),
         "started": started,
         "ended": started + timedelta(seconds=draw(st.integers(0, 3600))),
         "void": void,

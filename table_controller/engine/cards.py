@@ -15,8 +15,3 @@ DECK: Final[tuple[str, ...]] = tuple(r + s for r in RANKS for s in SUITS)
 CARD_INDEX: Final[dict[str, int]] = {card: i for i, card in enumerate(DECK)}
 # §(f): the rank of a card for comparison (2 lowest, ace highest).
 CARD_RANK: Final[dict[str, int]] = {card: i // 4 for i, card in enumerate(DECK)}
-
-
-def is_card(text: str) -> bool:
-    """Whether ``text`` names a card exactly (upper case, rank then suit)."""
-    return text in CARD_INDEX

@@ -3,8 +3,8 @@
 ``input_from_json(input_to_json(x)) == x`` for every input. The object carries
 ``type`` (a stable name), ``at`` (RFC 3339 with its offset, microseconds kept)
 and the input's own fields; ``values`` of a sensor snapshot is a list of
-``[bit, cents]`` pairs or null. A malformed object raises ``ValueError`` naming
-the problem (a journal that fails here is corrupt: stop and inspect it).
+``[bit, cents]`` pairs or null. A malformed object raises ``JournalDataError``
+(a ``ValueError``) naming the problem (a journal that fails here is corrupt: stop and inspect it).
 """
 
 from __future__ import annotations
@@ -13,16 +13,17 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
+from table_controller.engine.errors import JournalDataError
 from table_controller.engine.inputs import (
     DEVICE_NAMES,
     CardRead,
     ConsolePress,
-    ConsoleRestarted,
     CoverRead,
     DeviceOffline,
     DeviceOnline,
     Input,
     Misread,
+    PressesRenumbered,
     PublishRefused,
     ReadGap,
     ShoeStatus,
@@ -37,7 +38,7 @@ TYPE_NAMES: Final[dict[type[Any], str]] = {
     ReadGap: "read_gap",
     SpotsChanged: "spots_changed",
     ConsolePress: "console_press",
-    ConsoleRestarted: "console_restarted",
+    PressesRenumbered: "console_restarted",
     DeviceOnline: "device_online",
     DeviceOffline: "device_offline",
     ShoeStatus: "shoe_status",
@@ -63,28 +64,28 @@ def input_to_json(inp: Input) -> dict[str, Any]:
 def _int(d: Mapping[str, Any], key: str) -> int:
     v = d.get(key)
     if type(v) is not int:
-        raise ValueError(f"input field {key!r}: expected an integer, got {v!r}")
+        raise JournalDataError(f"input field {key!r}: expected an integer, got {v!r}")
     return v
 
 
 def _str(d: Mapping[str, Any], key: str) -> str:
     v = d.get(key)
     if not isinstance(v, str):
-        raise ValueError(f"input field {key!r}: expected a string, got {v!r}")
+        raise JournalDataError(f"input field {key!r}: expected a string, got {v!r}")
     return v
 
 
 def _opt_int(d: Mapping[str, Any], key: str) -> int | None:
     v = d.get(key)
     if v is not None and type(v) is not int:
-        raise ValueError(f"input field {key!r}: expected an integer or null, got {v!r}")
+        raise JournalDataError(f"input field {key!r}: expected an integer or null, got {v!r}")
     return v
 
 
 def _opt_str(d: Mapping[str, Any], key: str) -> str | None:
     v = d.get(key)
     if v is not None and not isinstance(v, str):
-        raise ValueError(f"input field {key!r}: expected a string or null, got {v!r}")
+        raise JournalDataError(f"input field {key!r}: expected a string or null, got {v!r}")
     return v
 
 
@@ -93,9 +94,9 @@ def _at(d: Mapping[str, Any]) -> datetime:
     try:
         at = datetime.fromisoformat(raw)
     except ValueError as exc:
-        raise ValueError(f"input field 'at': not an RFC 3339 time: {raw!r}") from exc
+        raise JournalDataError(f"input field 'at': not an RFC 3339 time: {raw!r}") from exc
     if at.tzinfo is None:
-        raise ValueError(f"input field 'at': time without offset: {raw!r}")
+        raise JournalDataError(f"input field 'at': time without offset: {raw!r}")
     return at
 
 
@@ -104,7 +105,7 @@ def _values(d: Mapping[str, Any]) -> tuple[tuple[int, int], ...] | None:
     if raw is None:
         return None
     if not isinstance(raw, list | tuple):
-        raise ValueError(f"input field 'values': expected a list or null, got {raw!r}")
+        raise JournalDataError(f"input field 'values': expected a list or null, got {raw!r}")
     pairs: list[tuple[int, int]] = []
     for item in raw:
         if (
@@ -113,7 +114,9 @@ def _values(d: Mapping[str, Any]) -> tuple[tuple[int, int], ...] | None:
             or type(item[0]) is not int
             or type(item[1]) is not int
         ):
-            raise ValueError(f"input field 'values': expected [bit, cents] pairs, got {item!r}")
+            raise JournalDataError(
+                f"input field 'values': expected [bit, cents] pairs, got {item!r}"
+            )
         pairs.append((item[0], item[1]))
     return tuple(pairs)
 
@@ -121,7 +124,9 @@ def _values(d: Mapping[str, Any]) -> tuple[tuple[int, int], ...] | None:
 def _device(d: Mapping[str, Any]) -> Any:
     name = _str(d, "device")
     if name not in DEVICE_NAMES:
-        raise ValueError(f"input field 'device': one of {', '.join(DEVICE_NAMES)}, got {name!r}")
+        raise JournalDataError(
+            f"input field 'device': one of {', '.join(DEVICE_NAMES)}, got {name!r}"
+        )
     return name
 
 
@@ -138,7 +143,7 @@ _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
     "console_press": lambda d, at: ConsolePress(
         at, _int(d, "k"), _str(d, "action"), _opt_str(d, "arg")
     ),
-    "console_restarted": lambda d, at: ConsoleRestarted(at),
+    "console_restarted": lambda d, at: PressesRenumbered(at),
     "device_online": lambda d, at: DeviceOnline(at, _device(d)),
     "device_offline": lambda d, at: DeviceOffline(at, _device(d), _str(d, "detail")),
     "shoe_status": lambda d, at: ShoeStatus(at, _str(d, "state")),
@@ -150,11 +155,11 @@ _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
 
 
 def input_from_json(d: Mapping[str, Any]) -> Input:
-    """The input journaled as ``d``; ``ValueError`` naming the field if it is malformed."""
+    """The input journaled as ``d``; ``JournalDataError`` naming the field if malformed."""
     if not isinstance(d, Mapping):
-        raise ValueError(f"input: expected an object, got {type(d).__name__}")
+        raise JournalDataError(f"input: expected an object, got {type(d).__name__}")
     kind = d.get("type")
     decoder = _DECODERS.get(kind) if isinstance(kind, str) else None
     if decoder is None:
-        raise ValueError(f"input field 'type': unknown input type {kind!r}")
+        raise JournalDataError(f"input field 'type': unknown input type {kind!r}")
     return decoder(d, _at(d))

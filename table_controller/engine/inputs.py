@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Literal, TypeAlias
 
 DeviceName = Literal["shoe", "console", "sensors"]
@@ -18,8 +19,20 @@ DEVICE_NAMES: tuple[DeviceName, ...] = ("shoe", "console", "sensors")
 # The shoe driver's reason when a HELLO shows that the shoe rebooted (DEVICES.md):
 # its read counter starts again, so the next read numbers begin at ``first_missing``.
 REASON_SHOE_REBOOTED = "shoe_rebooted"
-# The shoe driver's reason when a RESEND did not fill a gap within 1 s (DEVICES.md).
-REASON_RESEND_TIMEOUT = "resend_timeout"
+
+
+class ConsoleAction(StrEnum):
+    """The dealer console's buttons the engine acts on (DEVICES.md)."""
+
+    SHUFFLED = "SHUFFLED"
+    DEALER = "DEALER"
+    NO_MORE_BETS = "NO_MORE_BETS"
+    SURRENDER = "SURRENDER"
+    WAR = "WAR"
+    CARD = "CARD"
+    CONFIRM = "CONFIRM"
+    VOID_ROUND = "VOID_ROUND"
+    SKIP = "SKIP"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +93,11 @@ class SpotsChanged:
 
 @dataclass(frozen=True, slots=True)
 class ConsolePress:
-    """Dealer console press number ``k``: ``action`` and its optional argument."""
+    """Dealer console press number ``k``: ``action`` and its optional argument.
+
+    ``action`` is the text the console sent: a ``ConsoleAction`` or, from a
+    console that sent something else, any text (refused ``UNKNOWN_ACTION``).
+    """
 
     at: datetime
     k: int
@@ -89,8 +106,8 @@ class ConsolePress:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsoleRestarted:
-    """The console's press numbering started again: earlier answers are forgotten."""
+class PressesRenumbered:
+    """The console restarted its press numbering: earlier answers are forgotten."""
 
     at: datetime
 
@@ -140,7 +157,7 @@ Input: TypeAlias = (
     | ReadGap
     | SpotsChanged
     | ConsolePress
-    | ConsoleRestarted
+    | PressesRenumbered
     | DeviceOnline
     | DeviceOffline
     | ShoeStatus

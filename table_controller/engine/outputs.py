@@ -1,17 +1,19 @@
 """What the table engine asks the world to do: publish, answer, show, light.
 
 The engine returns these; the service executes them (journal, outbox, device
-writes). Everything in ``data`` / ``record`` is JSON-ready: str, int, float,
-bool, None, list and dict only.
+writes). An event's ``data`` is JSON-ready (str, int, bool, None, list, dict);
+a round's record is a typed ``RoundRecord`` that the feed serialises.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Final, TypeAlias
+from typing import Any, TypeAlias
+
+from table_controller.engine.records import RoundRecord
 
 
 class EventType(StrEnum):
@@ -26,8 +28,8 @@ class EventType(StrEnum):
     ALERT = "alert"
 
 
-class NakReason(StrEnum):
-    """Why a console press was refused (sent as ``$NAK,<k>,<REASON>``)."""
+class Refusal(StrEnum):
+    """Why the engine refused a console press (sent as ``$NAK,<k>,<REASON>``)."""
 
     NOT_NOW = "NOT_NOW"
     NO_WAR_WAGER = "NO_WAR_WAGER"
@@ -40,6 +42,8 @@ class NakReason(StrEnum):
     NO_WAGERS = "NO_WAGERS"
     # A repeated press so old that its answer is no longer remembered.
     STALE_PRESS = "STALE_PRESS"
+    # GAME.md rule 2: NO_MORE_BETS while the sensor board is offline.
+    DEVICE_OFFLINE = "DEVICE_OFFLINE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,34 +55,10 @@ class Event:
     """
 
     seq: int
-    type: str
+    type: EventType
     round_id: int | None
     at: datetime
     data: Mapping[str, Any]
-
-
-_EVENT_FIELDS: Final = ("seq", "type", "round_id", "at", "data")
-assert tuple(f.name for f in fields(Event)) == _EVENT_FIELDS
-# The slot setters of Event: the frozen dataclass's __init__ guards each field
-# with object.__setattr__, which costs twice as much, and the engine makes an
-# event for almost every input.
-_new_object: Final = object.__new__
-_SET_SEQ, _SET_TYPE, _SET_ROUND_ID, _SET_AT, _SET_DATA = (
-    vars(Event)[name].__set__ for name in _EVENT_FIELDS
-)
-
-
-def new_event(
-    seq: int, type_: str, round_id: int | None, at: datetime, data: Mapping[str, Any]
-) -> Event:
-    """``Event(seq, type_, round_id, at, data)``, the same value, built faster."""
-    event: Event = _new_object(Event)
-    _SET_SEQ(event, seq)
-    _SET_TYPE(event, type_)
-    _SET_ROUND_ID(event, round_id)
-    _SET_AT(event, at)
-    _SET_DATA(event, data)
-    return event
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +66,7 @@ class ConsoleReply:
     """The answer to press ``k``: ``reason`` None is ``ACK``, else ``NAK`` with that reason."""
 
     k: int
-    reason: str | None
+    reason: Refusal | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +85,10 @@ class SetLights:
 
 @dataclass(frozen=True, slots=True)
 class RoundRecorded:
-    """A ``war-round/1`` body without the envelope keys (schema, id, table, site, ts)."""
+    """A finished round's ``war-round/1`` record (the feed adds the envelope)."""
 
     round_id: int
-    record: Mapping[str, Any]
+    record: RoundRecord
 
 
 Output: TypeAlias = Event | ConsoleReply | ConsoleShow | SetLights | RoundRecorded

@@ -1,7 +1,10 @@
-"""Rules profiles: the three rule sets the table can run, as validated data.
+"""Rules profiles: the three rule sets the table can run, as plain frozen data.
 
 A profile is data, not a code path: the engine and the odds tool read every
-number from here. Sources (``../shared/seeds/``):
+number from here. The config validates a table's profile and overrides at the
+edge (``service/config.py``) and builds these; they check their own ranges,
+raising ``RulesError`` naming the field. Sources (the project's
+``docs/rules.md``):
 
 - ``ny``: 9 NYCRR §5324.22 (cited as §(x)(n)).
 - ``uk``: the UK Casino War rules outline.
@@ -10,11 +13,14 @@ number from here. Sources (``../shared/seeds/``):
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
-from typing import Annotated, Literal
+from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from table_controller.engine.errors import RulesError
 
 
 class RulesName(StrEnum):
@@ -24,31 +30,31 @@ class RulesName(StrEnum):
 
 
 WagerResult = Literal["win", "lose", "push"]
+_ODDS: Final = re.compile(r"^\d+:\d+$")
+# The sensor board numbers spots of up to ten positions (DEVICES.md).
+BOARD_POSITIONS: Final = 10
 
 
-class WagerSettlement(BaseModel):
+@dataclass(frozen=True, slots=True)
+class WagerSettlement:
     """How one wager settles: its result, net per unit wagered and the odds paid."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     result: WagerResult
     net_per_unit: Fraction
-    odds: str = Field(pattern=r"^\d+:\d+$")
+    odds: str
 
 
-class WarSettlement(BaseModel):
+@dataclass(frozen=True, slots=True)
+class WarSettlement:
     """The initial and war wager of a position that went to war, for one war outcome."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     initial: WagerSettlement
     war: WagerSettlement
 
 
-class WarAccounting(BaseModel):
+@dataclass(frozen=True, slots=True)
+class WarAccounting:
     """Settlement of a war deal by the player's war card against the dealer's."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     win: WarSettlement
     tie: WarSettlement
@@ -58,46 +64,67 @@ class WarAccounting(BaseModel):
     initial_collected_at_war_decision: bool
 
 
-class RulesProfile(BaseModel):
-    """One rule set. A table config names one and may override its fields."""
+def _in_range(key: str, value: int, low: int, high: int | None = None) -> None:
+    if value < low or (high is not None and value > high):
+        span = f"{low}..{high}" if high is not None else f"at least {low}"
+        raise RulesError(key, f"{value} outside {span}")
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+@dataclass(frozen=True, slots=True)
+class RulesProfile:
+    """One rule set. A table config names one and may override its fields."""
 
     name: RulesName
     source: str
-    decks_min: int = Field(ge=1, le=8)
-    decks_max: int = Field(ge=1, le=8)
-    decks_default: int = Field(ge=1, le=8)
-    positions_max: int = Field(ge=1, le=10)
-    initial_odds: int = Field(default=1, ge=1)
-    tie_odds: int = Field(ge=1)
+    decks_min: int
+    decks_max: int
+    decks_default: int
+    positions_max: int
+    tie_odds: int
     # §(i)(5): "offer any player who has elected to go to war the opportunity
     # to place a tie wager on the war deal" (ny only).
     war_tie_wager_allowed: bool
+    war: WarAccounting
+    initial_odds: int = 1
     # §(i)(3)(i): the player surrenders one-half of the initial wager.
     surrender_loss: Fraction = Fraction(1, 2)
-    war: WarAccounting
     # §(h)(1): one burn card before the first round of a shoe and for a new dealer.
-    burn_new_shoe: int = Field(default=1, ge=0, le=10)
+    burn_new_shoe: int = 1
     # §(i)(5)(i): three burn cards before the war deal.
-    burn_before_war: int = Field(default=3, ge=0, le=10)
+    burn_before_war: int = 3
     # Some jurisdictions burn again before the dealer's war card.
-    burn_before_dealer_war: int = Field(default=0, ge=0, le=10)
+    burn_before_dealer_war: int = 0
+    # §(h)(2): the dealer announces "no more bets" before dealing; a deal begun
+    # without NO_MORE_BETS is a NO_MORE_BETS_MISSING warning (ny only).
+    no_more_bets_required: bool = False
 
-    @model_validator(mode="after")
-    def _decks_in_range(self) -> RulesProfile:
+    def __post_init__(self) -> None:
+        for key in ("decks_min", "decks_max", "decks_default"):
+            _in_range(key, getattr(self, key), 1, 8)
+        _in_range("positions_max", self.positions_max, 1, BOARD_POSITIONS)
+        _in_range("initial_odds", self.initial_odds, 1)
+        _in_range("tie_odds", self.tie_odds, 1)
+        for key in ("burn_new_shoe", "burn_before_war", "burn_before_dealer_war"):
+            _in_range(key, getattr(self, key), 0, 10)
+        if not 0 <= self.surrender_loss <= 1:
+            raise RulesError("surrender_loss", f"{self.surrender_loss} outside 0..1")
         if not self.decks_min <= self.decks_default <= self.decks_max:
-            raise ValueError(
-                f"decks_default {self.decks_default} outside {self.decks_min}..{self.decks_max}"
+            raise RulesError(
+                "decks_default",
+                f"{self.decks_default} outside {self.decks_min}..{self.decks_max}",
             )
-        return self
+        for outcome in ("win", "tie", "lose"):
+            for wager in ("initial", "war"):
+                odds = getattr(getattr(self.war, outcome), wager).odds
+                if not _ODDS.match(odds):
+                    raise RulesError(f"war.{outcome}.{wager}.odds", f"{odds!r} is not N:M")
 
 
 def _s(result: WagerResult, npu: int | Fraction, odds: str) -> WagerSettlement:
     return WagerSettlement(result=result, net_per_unit=Fraction(npu), odds=odds)
 
 
-NY = RulesProfile(
+NY: Final = RulesProfile(
     name=RulesName.NY,
     source="9 NYCRR §5324.22",
     # §(c): six, seven or eight decks.
@@ -109,6 +136,7 @@ NY = RulesProfile(
     # §(j)(2): a tie wager is paid at 10:1.
     tie_odds=10,
     war_tie_wager_allowed=True,
+    no_more_bets_required=True,
     war=WarAccounting(
         # §(i)(5): the initial wager is collected when the player goes to war;
         # §(j)(3): the war wager pays 2:1, or 3:1 when the war deal ties, and
@@ -120,7 +148,7 @@ NY = RulesProfile(
     ),
 )
 
-UK = RulesProfile(
+UK: Final = RulesProfile(
     name=RulesName.UK,
     source="UK Casino War rules outline",
     # "normally played with six standard decks".
@@ -141,7 +169,7 @@ UK = RulesProfile(
     ),
 )
 
-STANDARD = RulesProfile(
+STANDARD: Final = RulesProfile(
     name=RulesName.STANDARD,
     source="Casino War player guide",
     decks_min=1,
@@ -160,33 +188,103 @@ STANDARD = RulesProfile(
     ),
 )
 
-PROFILES: dict[RulesName, RulesProfile] = {p.name: p for p in (NY, UK, STANDARD)}
+PROFILES: Final[dict[RulesName, RulesProfile]] = {p.name: p for p in (NY, UK, STANDARD)}
 
 
 def profile(name: str | RulesName) -> RulesProfile:
-    """The shipped profile called ``name``; a ValueError naming the choices otherwise."""
+    """The shipped profile called ``name``; a RulesError naming the choices otherwise."""
     try:
         return PROFILES[RulesName(name)]
     except ValueError:
         choices = ", ".join(n.value for n in RulesName)
-        raise ValueError(f"unknown rules {name!r}: choose one of {choices}") from None
+        raise RulesError(
+            "table.rules", f"unknown rules {name!r}: choose one of {choices}"
+        ) from None
 
 
-Range = tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One limit a profile's source puts on its overrides: the key, the clause, the test."""
+
+    key: str
+    clause: str
+    allowed: str
+    holds: Callable[[RulesProfile], bool]
 
 
-class Limits(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+# GAME.md "Overrides cannot leave the rule set": what 9 NYCRR §5324.22 fixes.
+NY_BOUNDS: Final = (
+    Bound("decks_min", "§(c)", "6..8 decks", lambda r: r.decks_min >= 6),
+    Bound("decks_max", "§(c)", "6..8 decks", lambda r: r.decks_max <= 8),
+    Bound("positions_max", "§(a)", "at most 7 positions", lambda r: r.positions_max <= 7),
+    Bound("burn_new_shoe", "§(h)(1)", "exactly 1 burn card", lambda r: r.burn_new_shoe == 1),
+    Bound(
+        "burn_before_war", "§(i)(5)(i)", "exactly 3 burn cards", lambda r: r.burn_before_war == 3
+    ),
+    Bound(
+        "burn_before_dealer_war",
+        "§(i)(5)(i)",
+        "no burn card before the dealer's war card",
+        lambda r: r.burn_before_dealer_war == 0,
+    ),
+    Bound(
+        "surrender_loss",
+        "§(i)(3)(i)",
+        "exactly one half of the initial wager",
+        lambda r: r.surrender_loss == Fraction(1, 2),
+    ),
+    Bound("initial_odds", "§(j)(1)", "no less than 1:1", lambda r: r.initial_odds >= 1),
+    Bound("tie_odds", "§(j)(2)", "no less than 10:1", lambda r: r.tie_odds >= 10),
+    Bound(
+        "war.win.war.net_per_unit",
+        "§(j)(3)",
+        "no less than 2:1",
+        lambda r: r.war.win.war.net_per_unit >= 2,
+    ),
+    Bound(
+        "war.tie.war.net_per_unit",
+        "§(j)(3)",
+        "no less than 3:1",
+        lambda r: r.war.tie.war.net_per_unit >= 3,
+    ),
+    Bound(
+        "no_more_bets_required",
+        "§(h)(2)",
+        "the deal after no more bets",
+        lambda r: r.no_more_bets_required,
+    ),
+    Bound(
+        "war_tie_wager_allowed",
+        "§(i)(5)",
+        "the tie wager on the war deal offered",
+        lambda r: r.war_tie_wager_allowed,
+    ),
+)
+RULE_SET_BOUNDS: Final[dict[RulesName, tuple[Bound, ...]]] = {RulesName.NY: NY_BOUNDS}
 
+
+def check_rule_set(rules: RulesProfile) -> None:
+    """A RulesError naming the key and the clause where overrides left the profile's source."""
+    for bound in RULE_SET_BOUNDS.get(rules.name, ()):
+        if not bound.holds(rules):
+            raise RulesError(
+                bound.key, f"{rules.source} {bound.clause} allows {bound.allowed} only"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
     """Table limits in cents, inclusive. The war wager uses the initial limits."""
 
-    initial: Range | None = None
-    tie: Range | None = None
+    initial: tuple[int, int] | None = None
+    tie: tuple[int, int] | None = None
 
-    @model_validator(mode="after")
-    def _ordered(self) -> Limits:
+    def __post_init__(self) -> None:
         for name in ("initial", "tie"):
             pair = getattr(self, name)
-            if pair is not None and pair[0] > pair[1]:
-                raise ValueError(f"{name}: minimum {pair[0]} above maximum {pair[1]}")
-        return self
+            if pair is None:
+                continue
+            if pair[0] < 0:
+                raise RulesError(name, f"minimum {pair[0]} below 0")
+            if pair[0] > pair[1]:
+                raise RulesError(name, f"minimum {pair[0]} above maximum {pair[1]}")

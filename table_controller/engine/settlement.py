@@ -1,4 +1,4 @@
-"""Settlement arithmetic and the round record (GAME.md "Settlement arithmetic", MQTT.md).
+"""Settlement arithmetic and the round record (GAME.md "Settlement arithmetic").
 
 Every number comes from the rules profile: odds, the surrender loss and the
 war accounting table. A wager's ``net`` is ``amount × net_per_unit`` rounded
@@ -10,37 +10,20 @@ surrender, where the player gets back half the initial wager rounded down
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
-from table_controller.engine.rules import WagerSettlement
-from table_controller.engine.state import (
-    CardSlot,
-    Decision,
-    Hand,
-    Outcome,
-    Role,
-    RoundState,
-    SpotKind,
-    TableSetup,
-)
+from table_controller.engine.domain import Decision, Outcome, Role, SpotKind, TableSetup
+from table_controller.engine.records import PositionRecord, RoundRecord, WagerRecord, WagerResult
+from table_controller.engine.rules import RulesProfile, WagerSettlement
+from table_controller.engine.table import Hand, Round
 
 ZERO: Final = Fraction(0)
-_INITIAL: Final = SpotKind.INITIAL.value
-_TIE_SPOT: Final = SpotKind.TIE.value
-_WAR: Final = SpotKind.WAR.value
-_WAR_TIE: Final = SpotKind.WAR_TIE.value
-_O_WIN: Final = Outcome.WIN
-_O_LOSE: Final = Outcome.LOSE
-_O_TIE: Final = Outcome.TIE
-_SURRENDER: Final = Decision.SURRENDER
-_R_POSITION: Final = Role.POSITION
-_R_DEALER: Final = Role.DEALER
-_R_WAR_POSITION: Final = Role.WAR_POSITION
-_R_WAR_DEALER: Final = Role.WAR_DEALER
 MINUS_ONE: Final = Fraction(-1)
+# Wager records remembered per way of settling (see ``Pay.made``).
+PAY_MEMORY: Final = 4096
 
 
 def rfc3339(at: datetime) -> str:
@@ -66,26 +49,36 @@ def wager_net(amount: int | None, npu: Fraction) -> int | None:
 class Pay:
     """One way a wager can settle: result, net per unit and the odds shown."""
 
-    result: str
+    result: WagerResult
     npu: Fraction
     odds: str
-    npu_json: int | float = 0
-    # ``npu`` as an int when whole (every case but the surrender): net = amount × it.
-    npu_whole: int | None = None
+    # The records already made, by (spot, amount): a record is an immutable
+    # value, and a table sees the same few amounts all day.
+    made: dict[tuple[SpotKind, int | None], WagerRecord] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "npu_json", npu_json(self.npu))
-        whole = self.npu.numerator if self.npu.denominator == 1 else None
-        object.__setattr__(self, "npu_whole", whole)
+    def settle(self, spot: SpotKind, amount: int | None) -> WagerRecord:
+        """This wager settled this way: net = amount × net per unit, rounded down."""
+        key = (spot, amount)
+        record = self.made.get(key)
+        if record is None:
+            if len(self.made) >= PAY_MEMORY:
+                self.made.clear()
+            record = WagerRecord(
+                spot, amount, self.odds, self.result, self.npu, wager_net(amount, self.npu)
+            )
+            self.made[key] = record
+        return record
 
 
 def _pay(s: WagerSettlement) -> Pay:
-    return Pay(s.result, s.net_per_unit, s.odds)
+    return Pay(WagerResult(s.result), s.net_per_unit, s.odds)
 
 
 @dataclass(frozen=True, slots=True)
 class Paytable:
-    """A profile's settlement table, read once per setup."""
+    """A profile's settlement table, read once per profile."""
 
     initial_win: Pay
     initial_lose: Pay
@@ -97,248 +90,175 @@ class Paytable:
     initial_odds: str
     tie_odds: str
     war_odds: str
-    initial_collected_at_war_decision: bool
-    war_tie_wager_allowed: bool
 
 
-_PAYTABLES: dict[int, tuple[TableSetup, Paytable]] = {}
+_PAYTABLES: dict[int, tuple[RulesProfile, Paytable]] = {}
 
 
-def paytable(setup: TableSetup) -> Paytable:
-    """The paytable of ``setup``'s profile (cached by identity: setups are immutable)."""
-    hit = _PAYTABLES.get(id(setup))
-    if hit is not None and hit[0] is setup:
+def paytable(rules: RulesProfile) -> Paytable:
+    """The paytable of a profile, made once per profile object.
+
+    Cached by identity: hashing a profile (nested values and fractions) costs
+    more than settling a round.
+    """
+    hit = _PAYTABLES.get(id(rules))
+    if hit is not None and hit[0] is rules:
         return hit[1]
-    rules = setup.rules
+    if len(_PAYTABLES) > 64:
+        _PAYTABLES.clear()
+    table = _paytable(rules)
+    _PAYTABLES[id(rules)] = (rules, table)
+    return table
+
+
+def _paytable(rules: RulesProfile) -> Paytable:
     initial_odds = f"{rules.initial_odds}:1"
     tie_odds = f"{rules.tie_odds}:1"
     war = rules.war
     by_outcome = {Outcome.WIN: war.win, Outcome.TIE: war.tie, Outcome.LOSE: war.lose}
-    table = Paytable(
+    return Paytable(
         # §(i)(1)(ii), §(j)(1): a higher card wins the initial wager at 1:1.
-        initial_win=Pay("win", Fraction(rules.initial_odds), initial_odds),
+        initial_win=Pay(WagerResult.WIN, Fraction(rules.initial_odds), initial_odds),
         # §(i)(1)(i): a lower card loses the initial and the tie wager.
-        initial_lose=Pay("lose", MINUS_ONE, initial_odds),
+        initial_lose=Pay(WagerResult.LOSE, MINUS_ONE, initial_odds),
         # §(i)(3)(i): the player surrenders one half of the initial wager.
-        surrender=Pay("surrender", -rules.surrender_loss, initial_odds),
+        surrender=Pay(WagerResult.SURRENDER, -rules.surrender_loss, initial_odds),
         # §(i)(1)(iii), §(j)(2): a tie hand wins the tie wager at 10:1.
-        tie_win=Pay("win", Fraction(rules.tie_odds), tie_odds),
-        tie_lose=Pay("lose", MINUS_ONE, tie_odds),
+        tie_win=Pay(WagerResult.WIN, Fraction(rules.tie_odds), tie_odds),
+        tie_lose=Pay(WagerResult.LOSE, MINUS_ONE, tie_odds),
         war_initial={o: _pay(s.initial) for o, s in by_outcome.items()},
         war_war={o: _pay(s.war) for o, s in by_outcome.items()},
         initial_odds=initial_odds,
         tie_odds=tie_odds,
         # The posted war odds are those of a won war (§(j)(3): 2:1 under ny).
         war_odds=war.win.war.odds,
-        initial_collected_at_war_decision=war.initial_collected_at_war_decision,
-        war_tie_wager_allowed=rules.war_tie_wager_allowed,
     )
-    if len(_PAYTABLES) > 64:
-        _PAYTABLES.clear()
-    _PAYTABLES[id(setup)] = (setup, table)
-    return table
 
 
-def _wager(spot: str, amount: int | None, pay: Pay) -> dict[str, Any]:
-    # wager_net, inlined with the whole net per unit read once per paytable.
-    whole = pay.npu_whole
-    if amount is None:
-        net = None
-    elif whole is not None:
-        net = amount * whole
-    else:
-        net = math.floor(amount * pay.npu)
-    return {
-        "spot": spot,
-        "amount": amount,
-        "odds": pay.odds,
-        "result": pay.result,
-        "net_per_unit": pay.npu_json,
-        "net": net,
-    }
+def _void(spot: SpotKind, amount: int | None, odds: str) -> WagerRecord:
+    return WagerRecord(spot, amount, odds, WagerResult.VOID, ZERO, None if amount is None else 0)
 
 
-def _void(spot: str, amount: int | None, odds: str) -> dict[str, Any]:
-    return {
-        "spot": spot,
-        "amount": amount,
-        "odds": odds,
-        "result": "void",
-        "net_per_unit": 0,
-        "net": None if amount is None else 0,
-    }
-
-
-def settle_hand(pt: Paytable, hand: Hand) -> list[dict[str, Any]]:
+def settle_hand(pt: Paytable, hand: Hand) -> list[WagerRecord]:
     """The settled wagers of a hand whose deal is complete (initial, tie, war, war_tie)."""
-    out: list[dict[str, Any]] = []
     outcome = hand.outcome
-    if outcome is _O_WIN:
-        out.append(_wager(_INITIAL, hand.initial.amount, pt.initial_win))
-    elif outcome is _O_LOSE:
-        out.append(_wager(_INITIAL, hand.initial.amount, pt.initial_lose))
-    elif hand.decision is _SURRENDER:
-        out.append(_wager(_INITIAL, hand.initial.amount, pt.surrender))
+    initial = hand.initial.amount
+    if outcome is Outcome.WIN:
+        wagers = [pt.initial_win.settle(SpotKind.INITIAL, initial)]
+    elif outcome is Outcome.LOSE:
+        wagers = [pt.initial_lose.settle(SpotKind.INITIAL, initial)]
+    elif hand.decision is Decision.SURRENDER or hand.war_outcome is None:
+        # §(i)(3)(i): the player surrendered half the initial wager.
+        wagers = [pt.surrender.settle(SpotKind.INITIAL, initial)]
     else:
-        wo = hand.war_outcome
-        assert wo is not None
-        out.append(_wager(_INITIAL, hand.initial.amount, pt.war_initial[wo]))
+        # §(i)(5)(ii) and the profile's war accounting.
+        wagers = [pt.war_initial[hand.war_outcome].settle(SpotKind.INITIAL, initial)]
     if hand.tie is not None:
-        pay = pt.tie_win if outcome is _O_TIE else pt.tie_lose
-        out.append(_wager(_TIE_SPOT, hand.tie.amount, pay))
-    if hand.war is not None:
-        wo = hand.war_outcome
-        assert wo is not None
-        out.append(_wager(_WAR, hand.war.amount, pt.war_war[wo]))
+        # §(i)(1)(iii): the tie wager wins on a tie of the original deal only.
+        pay = pt.tie_win if outcome is Outcome.TIE else pt.tie_lose
+        wagers.append(pay.settle(SpotKind.TIE, hand.tie.amount))
+    if hand.war is not None and hand.war_outcome is not None:
+        wagers.append(pt.war_war[hand.war_outcome].settle(SpotKind.WAR, hand.war.amount))
     if hand.war_tie is not None:
         # §(i)(5)(ii)(c): the tie wager on the war deal wins on an equal war card.
-        pay = pt.tie_win if hand.war_outcome is _O_TIE else pt.tie_lose
-        out.append(_wager(_WAR_TIE, hand.war_tie.amount, pay))
-    return out
+        pay = pt.tie_win if hand.war_outcome is Outcome.TIE else pt.tie_lose
+        wagers.append(pay.settle(SpotKind.WAR_TIE, hand.war_tie.amount))
+    return wagers
 
 
-def void_hand(pt: Paytable, hand: Hand) -> list[dict[str, Any]]:
+def void_hand(pt: Paytable, hand: Hand) -> list[WagerRecord]:
     """Every latched wager of a hand, voided (a misdeal): net 0, or null when unknown."""
-    out = [_void(_INITIAL, hand.initial.amount, pt.initial_odds)]
+    wagers = [_void(SpotKind.INITIAL, hand.initial.amount, pt.initial_odds)]
     if hand.tie is not None:
-        out.append(_void(_TIE_SPOT, hand.tie.amount, pt.tie_odds))
+        wagers.append(_void(SpotKind.TIE, hand.tie.amount, pt.tie_odds))
     if hand.war is not None:
-        out.append(_void(_WAR, hand.war.amount, pt.war_odds))
+        wagers.append(_void(SpotKind.WAR, hand.war.amount, pt.war_odds))
     if hand.war_tie is not None:
-        out.append(_void(_WAR_TIE, hand.war_tie.amount, pt.tie_odds))
-    return out
+        wagers.append(_void(SpotKind.WAR_TIE, hand.war_tie.amount, pt.tie_odds))
+    return wagers
 
 
-def _sum(nets: list[int | None]) -> int | None:
-    total = 0
-    for n in nets:
-        if n is None:
+def total(nets: list[int | None]) -> int | None:
+    """The sum of ``nets``, None if any is unknown."""
+    sum_ = 0
+    for net in nets:
+        if net is None:
             return None
-        total += n
-    return total
-
-
-def card_json(slot: CardSlot) -> dict[str, Any]:
-    return {
-        "n": slot.n,
-        "card": slot.card,
-        "role": slot.role._value_,
-        "position": slot.position,
-        "source": slot.source._value_,
-    }
+        sum_ += net
+    return sum_
 
 
 def build_record(
     setup: TableSetup,
-    rnd: RoundState,
+    rnd: Round,
     *,
     round_id: int,
     shoe_id: str | None,
     dealer: str | None,
     ended: datetime,
     void_reason: str | None,
-) -> dict[str, Any]:
-    """The ``war-round/1`` body of a finished round (settled, or void with a reason)."""
-    pt = paytable(setup)
+) -> RoundRecord:
+    """The record of a finished round (settled, or void with a reason)."""
+    pt = paytable(setup.rules)
     void = void_reason is not None
-    cards = rnd.cards
-    # One pass over the cards: each hand's card and war card, the dealer's
-    # cards (the first card dealt in each place).
-    hand_cards: dict[int | None, str | None] = {}
+    # The first card dealt in each place is the one the hand plays.
+    cards: dict[int | None, str | None] = {}
     war_cards: dict[int | None, str | None] = {}
-    dealer_card: str | None = None
-    dealer_war_card: str | None = None
-    dealer_seen = dealer_war_seen = False
-    card_list: list[dict[str, Any]] = []
-    for c in cards:
+    dealer_cards: list[str | None] = []
+    dealer_war_cards: list[str | None] = []
+    for c in rnd.cards:
         role = c.role
-        if role is _R_POSITION:
-            if c.position not in hand_cards:
-                hand_cards[c.position] = c.card
-        elif role is _R_DEALER:
-            if not dealer_seen:
-                dealer_seen = True
-                dealer_card = c.card
-        elif role is _R_WAR_POSITION:
-            if c.position not in war_cards:
-                war_cards[c.position] = c.card
-        elif role is _R_WAR_DEALER and not dealer_war_seen:
-            dealer_war_seen = True
-            dealer_war_card = c.card
-        # card_json, inlined: a record lists every card of the round.
-        card_list.append(
-            {
-                "n": c.n,
-                "card": c.card,
-                "role": role._value_,
-                "position": c.position,
-                "source": c.source._value_,
-            }
-        )
-    entries: list[tuple[int, dict[str, Any]]] = []
-    for hand in rnd.hands:
-        wagers = void_hand(pt, hand) if void else settle_hand(pt, hand)
-        net: int | None = 0
-        for w in wagers:
-            wager_net_ = w["net"]
-            if wager_net_ is None:
-                net = None
-                break
-            net += wager_net_
-        outcome = hand.outcome
-        decision = hand.decision
-        war_outcome = hand.war_outcome
-        position = hand.position
+        if role is Role.POSITION:
+            cards.setdefault(c.position, c.card)
+        elif role is Role.DEALER:
+            dealer_cards.append(c.card)
+        elif role is Role.WAR_POSITION:
+            war_cards.setdefault(c.position, c.card)
+        elif role is Role.WAR_DEALER:
+            dealer_war_cards.append(c.card)
+    entries: list[PositionRecord] = []
+    for hand in rnd.hands.values():
+        p = hand.position
+        if hand.skipped:
+            # GAME.md rule 3, §(h)(3)(iii): a position dealt no card: every wager void.
+            wagers = void_hand(pt, hand)
+            card = None
+        else:
+            wagers = void_hand(pt, hand) if void else settle_hand(pt, hand)
+            card = cards.get(p)
         entries.append(
-            (
-                position,
-                {
-                    "position": position,
-                    "card": hand_cards.get(position),
-                    "outcome": None if outcome is None else outcome._value_,
-                    "decision": None if decision is None else decision._value_,
-                    "war_card": war_cards.get(position),
-                    "war_outcome": None if war_outcome is None else war_outcome._value_,
-                    "wagers": wagers,
-                    "net": net,
-                },
+            PositionRecord(
+                p,
+                card,
+                hand.outcome,
+                hand.decision,
+                war_cards.get(p),
+                hand.war_outcome,
+                tuple(wagers),
+                total([w.net for w in wagers]),
             )
         )
-    for position, amount in rnd.void_ties:
+    for p, amount in rnd.void_ties:
         # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
-        wager = _void(_TIE_SPOT, amount, pt.tie_odds)
-        entries.append(
-            (
-                position,
-                {
-                    "position": position,
-                    "card": None,
-                    "outcome": None,
-                    "decision": None,
-                    "war_card": None,
-                    "war_outcome": None,
-                    "wagers": [wager],
-                    "net": wager["net"],
-                },
-            )
-        )
+        wager = _void(SpotKind.TIE, amount, pt.tie_odds)
+        entries.append(PositionRecord(p, None, None, None, None, None, (wager,), wager.net))
     if rnd.void_ties:
-        entries.sort(key=lambda e: e[0])
-    positions = [e[1] for e in entries]
-    started = rnd.started if rnd.started is not None else ended
-    return {
-        "round_id": round_id,
-        "shoe_id": shoe_id,
-        "dealer": dealer,
-        "rules": setup.rules.name.value,
-        "started": rfc3339(started),
-        "ended": rfc3339(ended),
-        "void": void,
-        "void_reason": void_reason,
-        "cards": card_list,
-        "dealer_card": dealer_card,
-        "dealer_war_card": dealer_war_card,
-        "positions": positions,
-        "net": _sum([p["net"] for p in positions]),
-        "alerts": list(rnd.alert_ids),
-    }
+        entries.sort(key=lambda e: e.position)
+    return RoundRecord(
+        round_id=round_id,
+        shoe_id=shoe_id,
+        dealer=dealer,
+        rules=setup.rules.name,
+        rules_overrides=setup.overrides,
+        started=rnd.started if rnd.started is not None else ended,
+        ended=ended,
+        void=void,
+        void_reason=void_reason,
+        cards=tuple(rnd.cards),
+        dealer_card=dealer_cards[0] if dealer_cards else None,
+        dealer_war_card=dealer_war_cards[0] if dealer_war_cards else None,
+        positions=tuple(entries),
+        net=total([e.net for e in entries]),
+        alerts=tuple(rnd.alert_ids),
+        discards=tuple(rnd.discards),
+    )

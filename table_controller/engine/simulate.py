@@ -1,51 +1,196 @@
-"""Play many rounds through the real engine and measure what the players win.
+"""Play rounds through the real engine: the one session loop, and the edge it measures.
 
-Every round goes through ``transition()`` exactly as at the table: a seeded,
-shuffled shoe with a cover card, ``SHUFFLED``, a sensor snapshot with one unit
-(100 cents) on each position's initial and tie spots, ``NO_MORE_BETS``, card
-reads, and on a tie either the war wager placed and ``WAR`` or ``SURRENDER``.
-The players' net comes from the round records the engine writes, so the
-settlement arithmetic under test is the one the table uses.
+``Session`` drives a ``RoundEngine`` as a table would: inputs with rising
+times and press numbers, a seeded shuffled shoe with a cover card, the
+layout's chips, ``NO_MORE_BETS``, card reads and the tie decisions a policy
+takes. The odds tool (``simulate``), the engine benchmark and the engine
+tests' random sessions all play their rounds through ``Session.play_round``.
 
-The measured edge is per unit of initial wager (the war wager is extra money
-put up on a tie), like the exact figures of GAME.md.
+``simulate`` measures the edge per unit of initial wager (the war wager is
+extra money put up on a tie), like the exact figures of GAME.md, from the
+round records the engine writes: the settlement under test is the table's.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal
 
 from table_controller.engine.cards import DECK
-from table_controller.engine.inputs import (
-    CardRead,
-    ConsolePress,
-    CoverRead,
-    Input,
-    SpotsChanged,
-)
-from table_controller.engine.outputs import Output, RoundRecorded
-from table_controller.engine.rules import RulesProfile
-from table_controller.engine.state import (
+from table_controller.engine.domain import (
     SPOT_INITIAL,
     SPOT_TIE,
     SPOT_WAR,
-    Outcome,
     Phase,
+    SpotKind,
     TableSetup,
-    TableState,
-    initial_state,
     spot_bit,
 )
-from table_controller.engine.transition import transition
+from table_controller.engine.engine import RoundEngine
+from table_controller.engine.inputs import CardRead, ConsolePress, CoverRead, Input, SpotsChanged
+from table_controller.engine.outputs import ConsoleReply, Output, Refusal, RoundRecorded
+from table_controller.engine.records import RoundRecord
+from table_controller.engine.rules import RulesProfile
 
 UNIT_CENTS: Final = 100
-# Input times: a fixed origin and one millisecond per input keep runs reproducible.
-_ORIGIN: Final = datetime(2024, 1, 1, tzinfo=UTC)
-_STEP: Final = timedelta(milliseconds=1)
+ORIGIN: Final = datetime(2024, 1, 1, tzinfo=UTC)
+
+# A policy at the tie decision: given the session and the tied positions, it
+# places war wagers and presses WAR or SURRENDER for each.
+Decide = Callable[["Session", list[int]], None]
+# A step of the dealer's other than dealing the next card: True if it acted.
+Disturb = Callable[["Session"], bool]
+
+
+class Session:
+    """One table played input by input; keeps the journal and outputs when asked."""
+
+    def __init__(
+        self,
+        setup: TableSetup,
+        *,
+        seed: int = 0,
+        origin: datetime = ORIGIN,
+        step: timedelta = timedelta(milliseconds=1),
+        penetration: float = 0.75,
+        keep: bool = False,
+    ) -> None:
+        if not 0.0 < penetration <= 1.0:
+            raise ValueError("penetration: a fraction of the shoe in (0, 1]")
+        self.setup = setup
+        self.engine = RoundEngine(setup)
+        self.rng = random.Random(seed)
+        self.origin = origin
+        self.step = step
+        self.penetration = penetration
+        self.keep = keep
+        self.inputs: list[Input] = []
+        self.outputs: list[Output] = []
+        self.last: list[Output] = []
+        self.rounds: list[RoundRecord] = []
+        self.ticks = 0
+        self.k = 0
+        self.n = 0
+        self.shoe: list[str] = []
+        self.cover_at = 0
+        self.shoes = 0
+        # The layout: cents per spot bit (None: chips of unknown value).
+        self.chips: dict[int, int | None] = {}
+        self.faults = 0
+        self.rfid = True
+        self._sent: SpotsChanged | None = None
+
+    # -- feeding
+
+    def at(self) -> datetime:
+        self.ticks += 1
+        return self.origin + self.ticks * self.step
+
+    def feed(self, inp: Input) -> list[Output]:
+        out = self.engine.feed(inp)
+        self.last = out
+        if self.keep:
+            self.inputs.append(inp)
+            self.outputs.extend(out)
+        for o in out:
+            if type(o) is RoundRecorded:
+                self.rounds.append(o.record)
+        return out
+
+    def press(self, action: str, arg: str | None = None) -> Refusal | None:
+        """Press a console button; the NAK reason, or None for ACK."""
+        self.k += 1
+        out = self.feed(ConsolePress(self.at(), self.k, action, arg))
+        replies = [o for o in out if type(o) is ConsoleReply]
+        (reply,) = replies  # DEVICES.md: exactly one answer per press
+        assert reply.k == self.k
+        return reply.reason
+
+    def card(self, card: str) -> list[Output]:
+        self.n += 1
+        return self.feed(CardRead(self.at(), self.n, card))
+
+    def cover(self) -> list[Output]:
+        self.n += 1
+        return self.feed(CoverRead(self.at(), self.n))
+
+    def snapshot_spots(self) -> list[Output]:
+        """Send the layout as the sensor board would (values only from an RFID board)."""
+        present = 0
+        for b in self.chips:
+            present |= 1 << b
+        values = tuple(sorted((b, c) for b, c in self.chips.items() if c is not None))
+        inp = SpotsChanged(self.at(), present, self.faults, values if self.rfid else None)
+        self._sent = inp
+        return self.feed(inp)
+
+    def lay(self, chips: Mapping[int, int | None]) -> None:
+        """Set the layout to ``chips`` (bit -> cents), sending it if it changed."""
+        if dict(chips) != self.chips or self._sent is None:
+            self.chips = dict(chips)
+            self.snapshot_spots()
+
+    # -- the shoe
+
+    def new_shoe(self) -> None:
+        """A freshly shuffled shoe, the cover card at the penetration, and SHUFFLED."""
+        self.shoe = list(DECK) * self.setup.decks
+        self.rng.shuffle(self.shoe)
+        self.shoe.reverse()  # dealt from the end
+        # The cover card goes in at the penetration: that many cards are dealt before it.
+        self.cover_at = len(self.shoe) - max(
+            1, min(len(self.shoe), round(len(self.shoe) * self.penetration))
+        )
+        self.shoes += 1
+        self.press("SHUFFLED")
+
+    def deal_next(self) -> bool:
+        """The next card out of the shoe (the cover first where it lies); False when empty."""
+        if not self.shoe:
+            return False
+        if len(self.shoe) == self.cover_at and not self.engine.cover_seen:
+            self.cover()
+        self.card(self.shoe.pop())
+        return True
+
+    # -- a round
+
+    def play_round(
+        self,
+        chips: Mapping[int, int | None],
+        decide: Decide,
+        *,
+        no_more_bets: bool = True,
+        disturb: Disturb | None = None,
+        max_steps: int | None = None,
+    ) -> RoundRecord | None:
+        """One round from the wagers to its record; None if it ended without one."""
+        engine = self.engine
+        if engine.phase is Phase.SHUFFLE_DUE or not self.shoe:
+            self.new_shoe()
+        self.lay(chips)
+        if no_more_bets:
+            self.press("NO_MORE_BETS")
+        before = len(self.rounds)
+        steps = 0
+        while len(self.rounds) == before:
+            if max_steps is not None and steps >= max_steps:
+                return None
+            steps += 1
+            if disturb is not None and disturb(self):
+                continue
+            if engine.phase is Phase.TIE_DECISION and not engine.held:
+                decide(self, engine.undecided_ties())
+                continue
+            if not self.deal_next():
+                # The shoe ran out mid-round (penetration near 1): a misdeal.
+                self.press("VOID_ROUND")
+                self.shoe = []
+        return self.rounds[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,47 +218,6 @@ class SimulationResult:
     wars: int
 
 
-class _Table:
-    """Feeds inputs with increasing times and press numbers; collects records."""
-
-    __slots__ = ("k", "present", "records", "state", "ticks")
-
-    def __init__(self, setup: TableSetup) -> None:
-        self.state: TableState = initial_state(setup)
-        self.ticks = 0
-        self.k = 0
-        self.records: list[RoundRecorded] = []
-        self.present = 0
-
-    def at(self) -> datetime:
-        self.ticks += 1
-        return _ORIGIN + self.ticks * _STEP
-
-    def feed(self, inp: Input) -> list[Output]:
-        self.state, out = transition(self.state, inp)
-        for o in out:
-            if type(o) is RoundRecorded:
-                self.records.append(o)
-        return out
-
-    def press(self, action: str, arg: str | None = None) -> None:
-        self.k += 1
-        self.feed(ConsolePress(self.at(), self.k, action, arg))
-
-    def spots(self, present: int) -> None:
-        self.present = present
-        values = tuple((b, UNIT_CENTS) for b in range(present.bit_length()) if (present >> b) & 1)
-        self.feed(SpotsChanged(self.at(), present, 0, values))
-
-
-def _new_shoe(rng: random.Random, decks: int, penetration: float) -> tuple[list[str], int]:
-    cards = list(DECK) * decks
-    rng.shuffle(cards)
-    # The cover card goes in at the penetration: that many cards are dealt before it.
-    cover = max(1, min(len(cards), round(len(cards) * penetration)))
-    return cards, cover
-
-
 def simulate(
     rules: RulesProfile,
     decks: int,
@@ -127,80 +231,46 @@ def simulate(
     """Play ``rounds`` settled rounds through the engine from seeded shoes; measure the edge."""
     if rounds < 1:
         raise ValueError("rounds: at least 1")
-    if not 0.0 < penetration <= 1.0:
-        raise ValueError("penetration: a fraction of the shoe in (0, 1]")
     if policy not in ("war", "surrender"):
         raise ValueError("policy: 'war' or 'surrender'")
-    setup = TableSetup(rules, decks, positions)
-    rng = random.Random(seed)
-    table = _Table(setup)
-    base = 0
+    session = Session(TableSetup(rules, decks, positions), seed=seed, penetration=penetration)
+    # One unit on each position's initial and tie spots.
+    base: dict[int, int | None] = {}
     for p in range(1, positions + 1):
-        base |= (1 << spot_bit(p, SPOT_INITIAL)) | (1 << spot_bit(p, SPOT_TIE))
-    table.spots(base)
-    shoe: list[str] = []
-    cover = 0
-    drawn = 0
-    shoes = 0
-    n = 0
+        base[spot_bit(p, SPOT_INITIAL)] = UNIT_CENTS
+        base[spot_bit(p, SPOT_TIE)] = UNIT_CENTS
+
+    def decide(s: Session, tied: list[int]) -> None:
+        if policy == "war":
+            chips = dict(base)
+            for p in tied:
+                # The war wager goes on the war spot; the tie spot is cleared so
+                # that no tie wager rides on the war deal.
+                chips[spot_bit(p, SPOT_WAR)] = UNIT_CENTS
+                del chips[spot_bit(p, SPOT_TIE)]
+            s.lay(chips)
+        for p in tied:
+            s.press("WAR" if policy == "war" else "SURRENDER", str(p))
+
     nets: list[float] = []
     tie_nets: list[float] = []
     ties = wars = 0
     while len(nets) < rounds:
-        state = table.state
-        if state.phase is Phase.SHUFFLE_DUE or not shoe:
-            shoe, cover = _new_shoe(rng, decks, penetration)
-            drawn = 0
-            shoes += 1
-            table.press("SHUFFLED")
-        if table.present != base:
-            table.spots(base)
-        table.press("NO_MORE_BETS")
-        before = len(table.records)
-        while len(table.records) == before:
-            state = table.state
-            if state.phase is Phase.TIE_DECISION:
-                tied = [h.position for h in state.round.hands if h.outcome is Outcome.TIE]
-                if policy == "war":
-                    present = base
-                    for p in tied:
-                        # The war wager goes on the war spot; the tie spot is
-                        # cleared so that no tie wager rides on the war deal.
-                        present |= 1 << spot_bit(p, SPOT_WAR)
-                        present &= ~(1 << spot_bit(p, SPOT_TIE))
-                    table.spots(present)
-                for p in tied:
-                    table.press("WAR" if policy == "war" else "SURRENDER", str(p))
-                continue
-            if drawn >= len(shoe):
-                # The shoe ran out mid-round (penetration near 1): a misdeal.
-                table.press("VOID_ROUND")
-                shoe = []
-                break
-            if drawn == cover and not state.shoe.cover_seen:
-                n += 1
-                table.feed(CoverRead(table.at(), n))
-            n += 1
-            table.feed(CardRead(table.at(), n, shoe[drawn]))
-            drawn += 1
-        else:
-            record = table.records[-1].record
-            if record["void"]:
-                continue
-            net = 0
-            tie_net = 0
-            for pos in record["positions"]:
-                if pos["outcome"] == "tie":
-                    ties += 1
-                if pos["decision"] == "war":
-                    wars += 1
-                for w in pos["wagers"]:
-                    if w["spot"] == "tie":
-                        tie_net += w["net"]
-                    elif w["spot"] in ("initial", "war"):
-                        net += w["net"]
-            nets.append(net / UNIT_CENTS)
-            tie_nets.append(tie_net / UNIT_CENTS)
+        record = session.play_round(base, decide)
+        if record is None or record.void:
+            continue
+        net = tie_net = 0
+        for pos in record.positions:
+            ties += pos.outcome == "tie"
+            wars += pos.decision == "war"
+            for w in pos.wagers:
+                assert w.net is not None
+                if w.spot is SpotKind.TIE:
+                    tie_net += w.net
+                elif w.spot in (SpotKind.INITIAL, SpotKind.WAR):
+                    net += w.net
+        nets.append(net / UNIT_CENTS)
+        tie_nets.append(tie_net / UNIT_CENTS)
     total = math.fsum(nets)
     wagered = rounds * positions
     return SimulationResult(
@@ -216,7 +286,7 @@ def simulate(
         stderr=_stderr(nets) / positions,
         tie_bet_edge=-math.fsum(tie_nets) / wagered,
         tie_bet_stderr=_stderr(tie_nets) / positions,
-        shoes=shoes,
+        shoes=session.shoes,
         ties=ties,
         wars=wars,
     )

@@ -1,46 +1,57 @@
 """Read-only views of the table for the publisher (JSON-ready dicts, no envelope).
 
 ``state_view`` is the ``table-state/1`` body, ``stats_view`` the
-``table-stats/1`` body, ``device_states`` the ``devices`` of ``table-status/1``.
-Burn cards appear as a count only, never with a rank (§(h)(1)).
+``table-stats/1`` body, ``device_states`` the ``devices`` of ``table-status/1``,
+each drawn from an ``EngineSnapshot``. Burn cards appear as a count only,
+never with a rank (§(h)(1)).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from table_controller.engine.inputs import DEVICE_NAMES
-from table_controller.engine.settlement import card_json
-from table_controller.engine.state import (
+from table_controller.engine.domain import (
     BURN_ROLES,
     SPOT_INITIAL,
     SPOT_TIE,
     SPOT_WAR,
+    CardSlot,
     Role,
-    TableState,
     spot_bit,
 )
+from table_controller.engine.inputs import DEVICE_NAMES
+from table_controller.engine.snapshot import EngineSnapshot
 
 
-def _live(state: TableState, position: int, spot: int) -> dict[str, Any]:
+def card_json(slot: CardSlot) -> dict[str, Any]:
+    return {
+        "n": slot.n,
+        "card": slot.card,
+        "role": slot.role.value,
+        "position": slot.position,
+        "source": slot.source.value,
+    }
+
+
+def _live(snap: EngineSnapshot, position: int, spot: int) -> dict[str, Any]:
     bit = spot_bit(position, spot)
-    return {"present": bool((state.spots.present >> bit) & 1), "amount": state.spots.value(bit)}
+    return {"present": bool((snap.spots.present >> bit) & 1), "amount": snap.spots.value(bit)}
 
 
-def state_view(state: TableState) -> dict[str, Any]:
+def state_view(snap: EngineSnapshot) -> dict[str, Any]:
     """The ``table-state/1`` body: phase, round, shoe, live wagers and cards on the layout."""
-    rnd = state.round
+    rnd = snap.round
     positions: list[dict[str, Any]] = []
-    for p in range(1, state.setup.positions + 1):
+    for p in range(1, snap.positions + 1):
         hand = rnd.hand(p)
         war_tie = hand.war_tie if hand is not None else None
         positions.append(
             {
                 "position": p,
                 "wagers": {
-                    "initial": _live(state, p, SPOT_INITIAL),
-                    "tie": _live(state, p, SPOT_TIE),
-                    "war": _live(state, p, SPOT_WAR),
+                    "initial": _live(snap, p, SPOT_INITIAL),
+                    "tie": _live(snap, p, SPOT_TIE),
+                    "war": _live(snap, p, SPOT_WAR),
                     "war_tie": {
                         "present": war_tie is not None,
                         "amount": None if war_tie is None else war_tie.amount,
@@ -51,12 +62,12 @@ def state_view(state: TableState) -> dict[str, Any]:
                 ],
             }
         )
-    shoe = state.shoe
+    shoe = snap.shoe
     return {
-        "phase": state.phase.value,
-        "round_id": state.round_id,
-        "held": state.held,
-        "dealer": state.dealer,
+        "phase": snap.phase.value,
+        "round_id": snap.round_id,
+        "held": snap.held,
+        "dealer": snap.dealer,
         "shoe": {
             "id": shoe.id,
             "cards_read": shoe.cards_read,
@@ -69,14 +80,14 @@ def state_view(state: TableState) -> dict[str, Any]:
         "dealer_war_card": rnd.card_of(Role.WAR_DEALER),
         "open_alerts": [
             {"alert": a.alert, "code": a.code.value, "severity": a.severity.value}
-            for a in state.alerts.open
+            for a in snap.alerts.open
         ],
     }
 
 
-def stats_view(state: TableState) -> dict[str, Any]:
+def stats_view(snap: EngineSnapshot) -> dict[str, Any]:
     """The ``table-stats/1`` body. ``drop``/``win`` in cents, None when amounts are unknown."""
-    st = state.stats
+    st = snap.stats
     rounds_per_hour: float | None = None
     if st.first_started is not None and st.last_ended is not None:
         seconds = (st.last_ended - st.first_started).total_seconds()
@@ -95,10 +106,10 @@ def stats_view(state: TableState) -> dict[str, Any]:
     }
 
 
-def device_states(state: TableState) -> dict[str, dict[str, Any]]:
+def device_states(snap: EngineSnapshot) -> dict[str, dict[str, Any]]:
     """Each device as ``{"state": "ok" | "offline" | "fault", "detail": str | None}``."""
     out: dict[str, dict[str, Any]] = {}
-    for name, dev in zip(DEVICE_NAMES, state.devices, strict=True):
+    for name, dev in zip(DEVICE_NAMES, snap.devices, strict=True):
         if not dev.online:
             out[name] = {"state": "offline", "detail": dev.detail}
         elif name == "shoe" and dev.status != "OK":

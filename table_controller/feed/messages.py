@@ -14,6 +14,7 @@ from typing import Any
 
 from table_controller.engine import Event, EventType, RoundRecorded
 from table_controller.feed.payloads import Envelope
+from table_controller.feed.records import record_body
 from table_controller.service.config import TableConfig
 from table_controller.service.journal import OutboxMessage
 
@@ -51,7 +52,7 @@ class MessageFactory:
             "seq": event.seq,
             "epoch": self.epoch,
             "round_id": event.round_id,
-            "type": event.type,
+            "type": event.type.value,
         }
         if event.type == EventType.ALERT:
             body.update({k: data[k] for k in _ALERT_EVENT_FIELDS})
@@ -64,7 +65,8 @@ class MessageFactory:
         return [self.envelope.event(body, ts=event.at, id=self._id("event", event.seq))]
 
     def round_record(self, out: RoundRecorded, *, ts: datetime) -> OutboxMessage:
-        return self.envelope.round_record(out.record, ts=ts, id=self._id("round", out.round_id))
+        body = record_body(out.record)
+        return self.envelope.round_record(body, ts=ts, id=self._id("round", out.round_id))
 
     def state(self, view: Mapping[str, Any], *, ts: datetime) -> OutboxMessage:
         return self.envelope.state(state_payload(view), ts=ts)

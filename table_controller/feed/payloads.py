@@ -46,21 +46,21 @@ from pydantic import (
     PlainSerializer,
     StrictBool,
     StrictInt,
+    StrictStr,
     TypeAdapter,
     WithJsonSchema,
     model_validator,
 )
 
-from table_controller.engine.rules import RulesName as RulesName
-
 # The domain's enums, re-exported: the payloads speak the engine's words.
-from table_controller.engine.state import AlertCode as AlertCode
-from table_controller.engine.state import Decision as Decision
-from table_controller.engine.state import Outcome as Outcome
-from table_controller.engine.state import Phase as Phase
-from table_controller.engine.state import ResolvedBy as ResolvedBy
-from table_controller.engine.state import Role, Source, SpotKind
-from table_controller.engine.state import Severity as Severity
+from table_controller.engine.domain import AlertCode as AlertCode
+from table_controller.engine.domain import Decision as Decision
+from table_controller.engine.domain import Outcome as Outcome
+from table_controller.engine.domain import Phase as Phase
+from table_controller.engine.domain import ResolvedBy as ResolvedBy
+from table_controller.engine.domain import Role, Source, SpotKind
+from table_controller.engine.domain import Severity as Severity
+from table_controller.engine.rules import RulesName as RulesName
 from table_controller.service.journal import OutboxMessage
 
 if TYPE_CHECKING:
@@ -343,6 +343,11 @@ class CardEvent(_EventBase):
     role: CardRole
     position: Position | None
     source: CardSource
+    moved: StrictBool = Field(
+        default=False,
+        exclude_if=lambda moved: moved is False,
+        description="republished with its new place after a SKIP (GAME.md); only when true",
+    )
 
     @model_validator(mode="after")
     def _burns_hidden(self) -> CardEvent:
@@ -421,6 +426,11 @@ class CardRecord(_Part):
     source: CardSource
 
 
+class DiscardRecord(_Part):
+    n: Annotated[StrictInt, Field(ge=1)]
+    card: Card | None
+
+
 class WagerRecord(_Part):
     spot: Spot
     amount: Cents | None
@@ -452,6 +462,9 @@ class WarRound(Payload):
     shoe_id: Ident | None
     dealer: Ident | None
     rules: RulesName
+    rules_overrides: dict[str, StrictStr | StrictInt | StrictBool] = Field(
+        description="the table's overrides of the profile, by dotted key; empty when none"
+    )
     started: Timestamp
     ended: Timestamp
     void: StrictBool
@@ -462,6 +475,11 @@ class WarRound(Payload):
     positions: list[PositionRecord]
     net: NetCents | None
     alerts: list[Ident] = Field(description="the alert ids raised during the round")
+    discards: list[DiscardRecord] = Field(
+        default_factory=list,
+        exclude_if=lambda discards: not discards,
+        description="cards read when none was due, set aside unplayed (listed when any)",
+    )
 
 
 # table-alert/1 -----------------------------------------------------------------------

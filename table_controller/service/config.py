@@ -8,6 +8,7 @@ a rules profile (``[table] rules``) and may override its fields in an optional
 from __future__ import annotations
 
 import tomllib
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,7 +23,14 @@ from pydantic import (
 )
 
 from drivers.sensors import parse_sensor_url
-from table_controller.engine.rules import Limits, RulesName, RulesProfile, profile
+from table_controller.engine import RulesError
+from table_controller.engine.rules import (
+    Limits,
+    RulesName,
+    RulesProfile,
+    check_rule_set,
+    profile,
+)
 
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # A site and a table id are each one whole MQTT topic level: no '/', '+', '#'.
@@ -86,6 +94,12 @@ class StorageSection(_Strict):
     path: Path
 
 
+class _ProfileInput(_Strict):
+    """The edge's check of a profile with its overrides: types, unknown keys, ranges."""
+
+    profile: RulesProfile
+
+
 class TableConfig(_Strict):
     table: TableSection
     devices: DevicesSection
@@ -139,18 +153,58 @@ def _rules_for(cfg: TableConfig) -> RulesProfile:
     if "name" in cfg.profile:
         raise ValueError("profile.name: choose the rules with table.rules")
     try:
-        return RulesProfile.model_validate({**base.model_dump(), **cfg.profile})
+        rules = _ProfileInput.model_validate(
+            {"profile": _merged(asdict(base), cfg.profile)}
+        ).profile
     except ValidationError as exc:
-        raise ValueError(_describe(exc, prefix="profile")) from None
+        raise ValueError(_describe(exc)) from None
+    try:
+        # GAME.md: overrides cannot leave the rule set of the profile's source.
+        check_rule_set(rules)
+    except RulesError as exc:
+        raise ValueError(f"profile.{exc}") from None
+    return rules
 
 
-def _describe(exc: ValidationError, prefix: str = "") -> str:
+def _merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` laid over it, nested tables merged key by key."""
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def overrides_of(cfg: TableConfig) -> tuple[tuple[str, str | int | bool], ...]:
+    """The ``[profile]`` overrides as (dotted key, JSON value) pairs, sorted by key."""
+
+    def flat(prefix: str, table: dict[str, Any]) -> list[tuple[str, str | int | bool]]:
+        pairs: list[tuple[str, str | int | bool]] = []
+        for key, value in table.items():
+            if isinstance(value, dict):
+                pairs.extend(flat(f"{prefix}{key}.", value))
+            else:
+                pairs.append(
+                    (f"{prefix}{key}", value if isinstance(value, int | bool) else str(value))
+                )
+        return pairs
+
+    return tuple(sorted(flat("", cfg.profile)))
+
+
+def _describe(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"] if p != "__root__")
-        if prefix:
-            loc = f"{prefix}.{loc}" if loc else prefix
+        parts = [str(p) for p in err["loc"] if p != "__root__"]
+        cause = err.get("ctx", {}).get("error")
         msg = err["msg"].removeprefix("Value error, ")
+        if isinstance(cause, RulesError):
+            # The engine's own range check names the field inside the model.
+            parts.append(cause.key)
+            msg = cause.message
+        loc = ".".join(parts)
         lines.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(lines)
 

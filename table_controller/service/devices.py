@@ -55,11 +55,11 @@ from table_controller.engine import (
     DeviceOnline,
     Input,
     Misread,
+    PressesRenumbered,
     ReadGap,
     ShoeStatus,
     SpotsChanged,
 )
-from table_controller.engine import ConsoleRestarted as ConsoleRestartedInput
 from table_controller.service.runner import TableRunner
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def console_input(event: ConsoleEvent, at: datetime) -> Input | None:
         case ButtonPressed(k=k, action=action, arg=arg):
             return ConsolePress(at=at, k=k, action=str(action), arg=arg)
         case ConsoleRestarted():
-            return ConsoleRestartedInput(at=at)
+            return PressesRenumbered(at=at)
         case ConsoleOnline():
             return DeviceOnline(at=at, device="console")
         case ConsoleOffline(reason=reason):
@@ -112,7 +112,7 @@ def sensors_input(event: SensorEvent, at: datetime) -> Input | None:
 
 async def shoe_task(runner: TableRunner, url: str) -> None:
     # Resume where the journal left off: the shoe is asked only for missed reads.
-    async with ShoeClient(url, last_n=runner.engine.state.last_read_n) as shoe:
+    async with ShoeClient(url, last_n=runner.engine.last_read_n) as shoe:
         async for event in shoe:
             _feed(runner, shoe_input, event)
 
@@ -121,7 +121,7 @@ async def console_task(runner: TableRunner, url: str) -> None:
     # The highest press answered before a restart (from the journal): a console
     # that restarted while the controller was down says so with a STATUS below
     # it, and its new presses must not get the old presses' answers (DEVICES.md).
-    last_answered = runner.engine.state.console.top
+    last_answered = runner.engine.answered_up_to
     async with (
         ConsoleClient(url, last_answered=last_answered) as console,
         asyncio.TaskGroup() as tg,

@@ -49,7 +49,7 @@ from table_controller.engine import (
     stats_view,
 )
 from table_controller.feed.messages import MessageFactory
-from table_controller.service.config import TableConfig
+from table_controller.service.config import TableConfig, overrides_of
 from table_controller.service.journal import Journal, OutboxMessage
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,11 @@ def utc_now() -> datetime:
 
 def table_setup(cfg: TableConfig) -> TableSetup:
     return TableSetup(
-        rules=cfg.rules, decks=cfg.decks, positions=cfg.table.positions, limits=cfg.table.limits
+        rules=cfg.rules,
+        decks=cfg.decks,
+        positions=cfg.table.positions,
+        limits=cfg.table.limits,
+        overrides=overrides_of(cfg),
     )
 
 
@@ -92,8 +96,9 @@ class TableRunner:
         self.clock = clock
         self.engine, self.replayed = rebuild(cfg, journal)
         self.messages = MessageFactory(cfg, epoch=journal.epoch)
-        self._last_state = state_view(self.engine.state)
-        self._last_stats = stats_view(self.engine.state)
+        snapshot = self.engine.snapshot()
+        self._last_state = state_view(snapshot)
+        self._last_stats = stats_view(snapshot)
         # Devices heard from (online or offline) since this process started: after
         # a restart the journal tells how the devices were, not that they are
         # connected now, so until then ``status`` shows them offline.
@@ -114,8 +119,8 @@ class TableRunner:
             log.info(
                 "table rebuilt from %d journaled inputs: round %s, phase %s",
                 self.replayed,
-                self.engine.state.round_id,
-                self.engine.state.phase,
+                self.engine.round_id,
+                self.engine.phase,
             )
 
     # -- the one way in ---------------------------------------------------
@@ -153,7 +158,7 @@ class TableRunner:
     def flush_views(self) -> None:
         """Enqueue the retained ``state`` and ``stats`` where they changed since last time."""
         self.views_due.clear()
-        state = self.engine.state
+        state = self.engine.snapshot()
         ts = self._views_at or self.clock()
         messages: list[OutboxMessage] = []
         view = state_view(state)
@@ -172,7 +177,7 @@ class TableRunner:
     def device_status(self) -> dict[str, dict[str, Any]]:
         """The ``devices`` of ``status``: the engine's view of each device, but offline
         until this process has heard from it."""
-        devices = device_states(self.engine.state)
+        devices = device_states(self.engine.snapshot())
         for name, dev in devices.items():
             if name not in self._heard and dev["state"] != "offline":
                 devices[name] = {"state": "offline", "detail": NOT_CONNECTED_SINCE_START}

@@ -22,8 +22,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from table_controller.engine import RoundEngine, RoundRecorded, TableState, input_from_json
-from table_controller.engine.settlement import card_json
+from table_controller.engine import (
+    EngineSnapshot,
+    RoundEngine,
+    RoundRecorded,
+    card_json,
+    input_from_json,
+)
 from table_controller.feed.messages import MessageFactory
 from table_controller.service.config import ConfigError, TableConfig, load_config
 from table_controller.service.journal import Journal, JournalError
@@ -74,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def rebuild(
     cfg: TableConfig, journal: Journal, *, round_id: int | None = None, last: int = DEFAULT_LAST
-) -> tuple[list[dict[str, Any]], TableState]:
+) -> tuple[list[dict[str, Any]], EngineSnapshot]:
     """The ``war-round/1`` payloads asked for (oldest first), and the table as the journal
     leaves it. Round ``round_id`` only, or else the ``last`` rounds recorded."""
     engine = RoundEngine(table_setup(cfg))
@@ -96,7 +101,7 @@ def rebuild(
                 kept.append((out, inp.at))
     factory = MessageFactory(cfg, epoch=journal.epoch)
     records = [json.loads(factory.round_record(out, ts=at).payload) for out, at in kept]
-    return records, engine.state
+    return records, engine.snapshot()
 
 
 # -- the human form -----------------------------------------------------------------------
@@ -182,7 +187,7 @@ def render_round(record: Mapping[str, Any], currency: str = "") -> str:
     return "\n".join(lines)
 
 
-def render_in_progress(state: TableState) -> str | None:
+def render_in_progress(state: EngineSnapshot) -> str | None:
     """The round open now, if any card was taken or the wagers latched; None otherwise."""
     rnd = state.round
     if not (rnd.latched or rnd.cards):

@@ -1,33 +1,29 @@
-"""A small table driver for engine tests: inputs with rising times, outputs collected."""
+"""A small table driver for engine tests: a ``Session`` that keeps every input and output."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from table_controller.engine import (
-    CardRead,
-    ConsolePress,
-    ConsoleReply,
+    DECK,
     ConsoleShow,
-    CoverRead,
+    DeviceOffline,
+    DeviceOnline,
+    EngineSnapshot,
     Event,
-    Input,
+    EventType,
     Misread,
     Output,
     Phase,
-    RoundRecorded,
     SetLights,
-    SpotsChanged,
     TableSetup,
-    TableState,
-    initial_state,
     spot_bit,
-    transition,
 )
 from table_controller.engine.rules import Limits, RulesProfile
+from table_controller.engine.simulate import Session
+from table_controller.feed.records import record_body
 
 T0 = datetime(2024, 5, 1, 18, 0, tzinfo=UTC)
 
@@ -38,24 +34,12 @@ def bit(position: int, spot: int) -> int:
     return spot_bit(position, spot)
 
 
-@dataclass
-class Table:
-    """Drives the pure engine like the service would, keeping every input and output."""
+class Table(Session):
+    """Drives the engine like the service would, keeping every input and output."""
 
-    setup: TableSetup
-    state: TableState = field(init=False)
-    inputs: list[Input] = field(default_factory=list)
-    outputs: list[Output] = field(default_factory=list)
-    last: list[Output] = field(default_factory=list)
-    k: int = 0
-    n: int = 0
-    ticks: int = 0
-    chips: dict[int, int | None] = field(default_factory=dict)
-    faults: int = 0
-    rfid: bool = True
-
-    def __post_init__(self) -> None:
-        self.state = initial_state(self.setup)
+    def __init__(self, setup: TableSetup, *, rfid: bool = True, seed: int = 0) -> None:
+        super().__init__(setup, seed=seed, origin=T0, step=timedelta(seconds=1), keep=True)
+        self.rfid = rfid
 
     @classmethod
     def of(
@@ -67,45 +51,21 @@ class Table:
         limits: Limits | None = None,
         rfid: bool = True,
     ) -> Table:
-        setup = (
-            TableSetup(rules, decks, positions)
-            if limits is None
-            else TableSetup(rules, decks, positions, limits)
-        )
+        setup = TableSetup(rules, decks, positions, limits if limits is not None else Limits())
         return cls(setup, rfid=rfid)
 
+    @property
+    def state(self) -> EngineSnapshot:
+        return self.engine.snapshot()
+
     def phase(self) -> Phase:
-        return self.state.phase
+        return self.engine.phase
 
     # -- feeding
-
-    def at(self) -> datetime:
-        self.ticks += 1
-        return T0 + timedelta(seconds=self.ticks)
-
-    def feed(self, inp: Input) -> list[Output]:
-        self.state, out = transition(self.state, inp)
-        self.inputs.append(inp)
-        self.outputs.extend(out)
-        self.last = out
-        return out
-
-    def press(self, action: str, arg: str | None = None) -> str | None:
-        """Press a console button; returns the NAK reason, or None for ACK."""
-        self.k += 1
-        out = self.feed(ConsolePress(self.at(), self.k, action, arg))
-        replies = [o for o in out if isinstance(o, ConsoleReply)]
-        assert len(replies) == 1, f"exactly one answer per press, got {replies}"
-        assert replies[0].k == self.k
-        return replies[0].reason
 
     def ok(self, action: str, arg: str | None = None) -> None:
         reason = self.press(action, arg)
         assert reason is None, f"{action} {arg}: NAK {reason}"
-
-    def card(self, card: str) -> list[Output]:
-        self.n += 1
-        return self.feed(CardRead(self.at(), self.n, card))
 
     def cards(self, cards: Iterable[str]) -> None:
         for c in cards:
@@ -115,18 +75,8 @@ class Table:
         self.n += 1
         return self.feed(Misread(self.at(), self.n))
 
-    def cover(self) -> list[Output]:
-        self.n += 1
-        return self.feed(CoverRead(self.at(), self.n))
-
     def snapshot(self) -> list[Output]:
-        present = 0
-        for b in self.chips:
-            present |= 1 << b
-        values = tuple(sorted((b, c) for b, c in self.chips.items() if c is not None))
-        return self.feed(
-            SpotsChanged(self.at(), present, self.faults, values if self.rfid else None)
-        )
+        return self.snapshot_spots()
 
     def put(self, position: int, spot: int, cents: int | None = 100) -> list[Output]:
         self.chips[bit(position, spot)] = cents
@@ -157,13 +107,15 @@ class Table:
         return [o for o in src if isinstance(o, Event) and (type_ is None or o.type == type_)]
 
     def alerts(self, code: str | None = None, out: Sequence[Output] | None = None) -> list[Event]:
-        return [e for e in self.events("alert", out) if code is None or e.data["code"] == code]
+        return [
+            e for e in self.events(EventType.ALERT, out) if code is None or e.data["code"] == code
+        ]
 
     def raised(self, code: str, out: Sequence[Output] | None = None) -> list[Event]:
         return [e for e in self.alerts(code, out) if e.data["resolved_by"] is None]
 
     def records(self) -> list[dict[str, Any]]:
-        return [dict(o.record) for o in self.outputs if isinstance(o, RoundRecorded)]
+        return [record_body(r) for r in self.rounds]
 
     def lights(self) -> list[int]:
         return [o.mask for o in self.outputs if isinstance(o, SetLights)]
@@ -172,9 +124,8 @@ class Table:
         return [o.text for o in self.outputs if isinstance(o, ConsoleShow)]
 
     def record(self) -> dict[str, Any]:
-        recs = self.records()
-        assert recs, "no round recorded"
-        return recs[-1]
+        assert self.rounds, "no round recorded"
+        return record_body(self.rounds[-1])
 
     def position(self, p: int) -> dict[str, Any]:
         for entry in self.record()["positions"]:
@@ -207,69 +158,66 @@ def war_spot_mask(*positions: int) -> int:
 
 def random_session(rules: RulesProfile, seed: int, rounds: int, *, positions: int = 7) -> Table:
     """A seeded session: random wagers, decisions, misreads, past-posts, covers and voids."""
-    import random
-
-    from table_controller.engine import DECK, DeviceOffline, DeviceOnline
-
-    rng = random.Random(seed)
-    t = Table.of(rules, positions=positions)
+    t = Table(TableSetup(rules, 6, positions), seed=seed)
+    rng = t.rng
     devices: tuple[Literal["shoe", "sensors", "console"], ...] = ("shoe", "sensors", "console")
     for device in devices:
         t.feed(DeviceOnline(t.at(), device))
-    shoe: list[str] = []
-    while len(t.records()) < rounds:
-        if t.phase() is Phase.SHUFFLE_DUE or len(shoe) < 20:
+
+    def decide(s: Session, tied: list[int]) -> None:
+        for p in tied:
+            if rng.random() < 0.6:
+                t.put(p, WAR, rng.choice([500, 2500]))
+                t.press("WAR", str(p))
+            else:
+                t.press("SURRENDER", str(p))
+
+    def disturb(s: Session) -> bool:
+        if t.engine.held:
+            if any(c.pending for c in t.state.round.cards):
+                t.press("CARD", rng.choice(DECK))
+            elif t.press("CONFIRM") is not None:
+                t.press("VOID_ROUND")
+            return True
+        if t.engine.phase is Phase.TIE_DECISION:
+            return False
+        roll = rng.random()
+        if roll < 0.03:
+            t.misread()
+        elif roll < 0.05:
+            position = rng.randint(1, positions)
+            t.put(position, rng.choice([INITIAL, TIE]), rng.choice([None, 100, 9999]))
+        elif roll < 0.06:
+            t.feed(DeviceOffline(t.at(), "console", "heartbeat lost"))
+            t.feed(DeviceOnline(t.at(), "console"))
+        elif roll < 0.07:
+            t.cover()
+        elif roll < 0.075:
+            t.press("VOID_ROUND")
+        else:
+            return False
+        return True
+
+    while len(t.rounds) < rounds:
+        if t.engine.phase is Phase.SHUFFLE_DUE or len(t.shoe) < 20:
             if t.state.round.latched:
                 t.press("VOID_ROUND")
-            shoe = list(DECK) * t.setup.decks
-            rng.shuffle(shoe)
-            t.press("SHUFFLED")
+            t.new_shoe()
             if rng.random() < 0.3:
                 t.press("DEALER", f"D-{rng.randint(1, 9)}")
-        wagers = {
-            p: (rng.choice([None, 500, 2500]), rng.choice([None, None, 100]), None)
-            for p in range(1, positions + 1)
-        }
-        if all(w[0] is None for w in wagers.values()):
-            wagers[1] = (500, None, None)
-        t.bets(wagers)
-        if rng.random() < 0.8:
-            t.press("NO_MORE_BETS")
-        before = len(t.records())
-        for _ in range(80):
-            if len(t.records()) > before or not shoe:
-                break
-            if t.state.held:
-                if any(c.pending for c in t.state.round.cards):
-                    t.press("CARD", rng.choice(DECK))
-                elif t.press("CONFIRM") is not None:
-                    t.press("VOID_ROUND")
-                continue
-            if t.phase() is Phase.TIE_DECISION:
-                for h in t.state.round.hands:
-                    if h.outcome is not None and h.outcome.value == "tie" and h.decision is None:
-                        if rng.random() < 0.6:
-                            t.put(h.position, WAR, rng.choice([500, 2500]))
-                            t.press("WAR", str(h.position))
-                        else:
-                            t.press("SURRENDER", str(h.position))
-                continue
-            roll = rng.random()
-            if roll < 0.03:
-                t.misread()
-            elif roll < 0.05:
-                position = rng.randint(1, positions)
-                t.put(position, rng.choice([INITIAL, TIE]), rng.choice([None, 100, 9999]))
-            elif roll < 0.06:
-                t.feed(DeviceOffline(t.at(), "console", "heartbeat lost"))
-                t.feed(DeviceOnline(t.at(), "console"))
-            elif roll < 0.07:
-                t.cover()
-            elif roll < 0.075:
-                t.press("VOID_ROUND")
-            else:
-                t.card(shoe.pop())
-        if len(t.records()) == before and t.state.round.latched:
+        wagers: dict[int, int | None] = {}
+        for p in range(1, positions + 1):
+            initial, tie = rng.choice([None, 500, 2500]), rng.choice([None, None, 100])
+            if initial is not None:
+                wagers[bit(p, INITIAL)] = initial
+            if tie is not None:
+                wagers[bit(p, TIE)] = tie
+        if not any(b % 3 == INITIAL for b in wagers):
+            wagers[bit(1, INITIAL)] = 500
+        record = t.play_round(
+            wagers, decide, no_more_bets=rng.random() < 0.8, disturb=disturb, max_steps=80
+        )
+        if record is None and t.state.round.latched:
             t.press("VOID_ROUND")
         for p in range(1, positions + 1):
             t.chips.pop(bit(p, WAR), None)

@@ -335,6 +335,11 @@ def test_device_offline_holds_and_device_online_resolves() -> None:
     t.cards(["KH", "4D"])
     assert t.records() == []
     out = t.feed(DeviceOnline(t.at(), "sensors"))
+    # GAME.md: with wagers in action the board is back only once its first
+    # complete snapshot has been compared with them.
+    assert not t.alerts(out=out)
+    assert t.state.held
+    out = t.snapshot()
     (online,) = t.raised("DEVICE_ONLINE", out)
     assert online.data["severity"] == "info"
     (resolved,) = [e for e in t.alerts("DEVICE_OFFLINE", out) if e.data["resolved_by"]]

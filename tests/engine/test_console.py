@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from table_controller.engine import ConsolePress, ConsoleReply, ConsoleRestarted, Phase
+from table_controller.engine import ConsolePress, ConsoleReply, Phase, PressesRenumbered, Refusal
 from table_controller.engine.rules import NY
-from table_controller.engine.state import CONSOLE_MEMORY
+from table_controller.engine.table import CONSOLE_MEMORY
 
 from .helpers import Table
 
@@ -30,14 +30,14 @@ def test_a_repeated_refused_press_gets_the_same_refusal() -> None:
     t.bets({1: (500, None, None)})
     # The same press number again: the remembered answer, not a new decision.
     out = t.feed(ConsolePress(t.at(), 1, "NO_MORE_BETS", None))
-    assert _replies(list(out)) == [ConsoleReply(1, "NOT_NOW")]
+    assert _replies(list(out)) == [ConsoleReply(1, Refusal.NOT_NOW)]
     assert t.phase() is Phase.BETTING
 
 
 def test_console_restart_forgets_the_old_answers() -> None:
     t = Table.of(NY)
     t.ok("SHUFFLED")
-    t.feed(ConsoleRestarted(t.at()))
+    t.feed(PressesRenumbered(t.at()))
     t.bets({1: (500, None, None)})
     out = t.feed(ConsolePress(t.at(), 1, "NO_MORE_BETS", None))
     assert _replies(list(out)) == [ConsoleReply(1, None)]
@@ -68,9 +68,9 @@ def test_answers_are_remembered_for_recent_presses_only() -> None:
     for _ in range(CONSOLE_MEMORY + 5):
         t.press("CONFIRM")
     recent = t.feed(ConsolePress(t.at(), t.k - 3, "SHUFFLED", None))
-    assert _replies(list(recent)) == [ConsoleReply(t.k - 3, "NOT_NOW")]
+    assert _replies(list(recent)) == [ConsoleReply(t.k - 3, Refusal.NOT_NOW)]
     stale = t.feed(ConsolePress(t.at(), 2, "SHUFFLED", None))
-    assert _replies(list(stale)) == [ConsoleReply(2, "STALE_PRESS")]
+    assert _replies(list(stale)) == [ConsoleReply(2, Refusal.STALE_PRESS)]
     assert not t.events("shoe_started")
 
 
@@ -81,4 +81,4 @@ def test_a_press_numbered_below_the_last_but_never_seen_is_acted_on() -> None:
     assert _replies(list(out)) == [ConsoleReply(4, None)]
     assert len(t.events("shoe_started")) == 1
     again = t.feed(ConsolePress(t.at(), 5, "SHUFFLED", None))
-    assert _replies(list(again)) == [ConsoleReply(5, "NOT_NOW")]
+    assert _replies(list(again)) == [ConsoleReply(5, Refusal.NOT_NOW)]

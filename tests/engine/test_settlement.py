@@ -124,6 +124,7 @@ def test_record_shape_matches_mqtt_md() -> None:
         "shoe_id",
         "dealer",
         "rules",
+        "rules_overrides",
         "started",
         "ended",
         "void",

@@ -98,11 +98,21 @@ def test_sg2_war_chips_taken_back_before_the_last_decision(rules: RulesProfile) 
     assert t.state.held
 
 
-def test_chips_added_to_a_war_wager_in_tie_decision_raise_nothing() -> None:
+def test_sg2_a_war_wager_raised_after_the_war_press_is_past_posting() -> None:
+    """GAME.md rule 5, §(g)(2): from the WAR press on, the war spot is guarded (issue case 2)."""
     t = _two_ties(NY)
     out = t.put(1, WAR, 3000)
-    assert not t.raised("PAST_POSTING", out)
+    (alert,) = t.raised("PAST_POSTING", out)
+    assert (alert.data["position"], alert.data["spot"]) == (1, "war")
     assert not t.raised("WAGER_REMOVED", out)
+    assert t.state.held
+    # Held: the other position cannot decide until the dealer answers for the chips.
+    assert t.press("SURRENDER", "2") == "NOT_NOW"
+    t.ok("CONFIRM")
+    t.ok("SURRENDER", "2")
+    t.cards(["2D", "3D", "4D", "KH", "2S"])
+    # GAME.md: after a confirmed PAST_POSTING the wager settles at its latched amount.
+    assert t.wager(1, "war")["amount"] == 2500
 
 
 def test_a_lowered_war_wager_settles_at_its_amount_once_confirmed() -> None:

@@ -1,0 +1,317 @@
+"""Betting, the latch and the wager guards (§(g)(2), §(h)(2), §(h)(3)).
+
+While betting, chips come and go freely. ``latch`` closes the bets: a
+position plays when its initial spot holds chips (§(h)(3)(i)). From then on
+every spot of the layout is guarded, and every sensor snapshot is compared
+with the **latched** amounts, never only with the snapshot before (GAME.md):
+a change that arrives in several snapshots, or across one that did not know
+a value, is still caught.
+"""
+
+from __future__ import annotations
+
+from enum import Enum, auto
+
+from table_controller.engine.alerts import (
+    check_limits,
+    open_alerts,
+    raise_alert,
+    resolve,
+    sensor_fault,
+)
+from table_controller.engine.domain import (
+    INITIAL_SPOTS,
+    SPOT_INITIAL,
+    SPOT_NAMES,
+    SPOT_TIE,
+    SPOT_WAR,
+    SPOTS_PER_POSITION,
+    AlertCode,
+    Decision,
+    LatchedBy,
+    Outcome,
+    Phase,
+    ResolvedBy,
+    Role,
+    SpotKind,
+    Spots,
+    Wager,
+    spot_bit,
+)
+from table_controller.engine.inputs import SpotsChanged
+from table_controller.engine.outputs import ConsoleShow, EventType, SetLights
+from table_controller.engine.table import Hand, Table
+
+
+class Guard(Enum):
+    """How a spot may change now."""
+
+    FREE = auto()  # no wager in action: the dealer or player may move the chips
+    LATCHED = auto()  # a wager in action: it must stay at its latched amount
+    OPEN = auto()  # no wager there, and none may be added (past posting)
+    LATE = auto()  # a non-playing position after the latch (LATE_WAGER)
+
+
+def anyone_playing(t: Table) -> bool:
+    """A position plays when its initial spot holds chips (§(h)(3)(i))."""
+    return bool(t.spots.present & INITIAL_SPOTS)
+
+
+def latch(t: Table, by: LatchedBy) -> None:
+    """§(h)(2): no more bets. A position plays if its initial spot holds chips."""
+    spots = t.spots
+    rnd = t.round
+    rnd.latched = True
+    rnd.latched_by = by
+    if rnd.started is None:
+        rnd.started = t.at
+    present = spots.present
+    fault = spots.fault
+    cents = dict(spots.values) if spots.values is not None else {}
+    lights = 0
+    for p in range(1, t.setup.positions + 1):
+        initial = spot_bit(p, SPOT_INITIAL)
+        tie = spot_bit(p, SPOT_TIE)
+        if (fault >> initial) & 1:
+            # GAME.md rule 3: a faulty initial-spot sensor at the latch closes the
+            # position: the controller cannot vouch for what it holds.
+            rnd.closed.append(p)
+        elif (present >> initial) & 1:
+            tie_wager = Wager(cents.get(tie)) if (present >> tie) & 1 else None
+            rnd.hands[p] = Hand(p, Wager(cents.get(initial)), tie_wager)
+            lights |= 1 << initial
+        elif (present >> tie) & 1:
+            # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
+            rnd.void_ties.append((p, cents.get(tie)))
+    # §(h)(3): one card to each playing position in order, then the dealer.
+    rnd.plan = [(Role.POSITION, p) for p in rnd.hands]
+    rnd.plan.append((Role.DEALER, None))
+    rnd.plan_i = 0
+    t.phase = Phase.DEALING
+    t.emit(EventType.BETS_CLOSED, {"by": by, "positions": list(rnd.hands)})
+    # GAME.md rule 2: the dealer sees the order of the deal, and the layout
+    # lights the initial spots in play until the dealer's card is placed.
+    order = " ".join([f"P{p}" for p in rnd.hands] + ["D"])
+    t.out.append(ConsoleShow(f"deal {order}"))
+    t.out.append(SetLights(lights))
+    for p in rnd.closed:
+        # GAME.md rule 3: critical; CONFIRM (the chips returned) or VOID_ROUND.
+        sensor_fault(t, p, SpotKind.INITIAL, critical=True)
+        t.out.append(ConsoleShow(f"P{p} closed: sensor fault"))
+    limits = t.setup.limits
+    if limits.initial is not None or limits.tie is not None:
+        for h in rnd.hands.values():
+            check_limits(t, h.position, SpotKind.INITIAL, h.initial.amount)
+            if h.tie is not None:
+                check_limits(t, h.position, SpotKind.TIE, h.tie.amount)
+    if fault & present:
+        for h in rnd.hands.values():
+            if h.tie is not None and spots.faulty(spot_bit(h.position, SPOT_TIE)):
+                # A faulty sensor under a wager now in action: the amount is uncertain.
+                sensor_fault(t, h.position, SpotKind.TIE, critical=True)
+
+
+def in_play_lights(t: Table) -> int:
+    """The initial spots of the positions still to be dealt their card (GAME.md rule 2)."""
+    mask = 0
+    for h in t.round.hands.values():
+        if not h.skipped:
+            mask |= 1 << spot_bit(h.position, SPOT_INITIAL)
+    return mask
+
+
+def guard(t: Table, position: int, spot: int) -> tuple[Guard, int | None, SpotKind]:
+    """How a spot may change now: free, latched (with its amount), open, or late."""
+    name = SPOT_NAMES[spot]
+    rnd = t.round
+    if not rnd.latched:
+        return Guard.FREE, None, name
+    hand = rnd.hands.get(position)
+    if hand is None or hand.skipped:
+        if position in rnd.closed or hand is not None:
+            # A closed or skipped position's chips are returned (GAME.md rule 3).
+            return Guard.FREE, None, name
+        # §(h)(3)(iii), GAME.md: chips on a non-playing position join the next round.
+        return Guard.LATE, None, name
+    settled = rnd.original_settled
+    if spot == SPOT_INITIAL:
+        if settled and hand.outcome is not Outcome.TIE:
+            return Guard.FREE, None, name
+        if hand.decision is Decision.SURRENDER:
+            # §(i)(3)(i): half collected, half returned at the decision.
+            return Guard.FREE, None, name
+        if hand.decision is Decision.WAR and t.setup.rules.war.initial_collected_at_war_decision:
+            # §(i)(5): the whole initial wager goes to the chip tray at the decision.
+            return Guard.FREE, None, name
+        return Guard.LATCHED, hand.initial.amount, name
+    if spot == SPOT_TIE:
+        if not settled:
+            if hand.tie is not None:
+                return Guard.LATCHED, hand.tie.amount, name
+            return Guard.OPEN, None, name
+        if t.phase is Phase.WAR_DEALING and hand.decision is Decision.WAR:
+            if hand.war_tie is not None:
+                return Guard.LATCHED, hand.war_tie.amount, SpotKind.WAR_TIE
+            if t.setup.rules.war_tie_wager_allowed:
+                return Guard.OPEN, None, SpotKind.WAR_TIE
+        # Settled at the original deal, or the war-tie window of tie_decision.
+        return Guard.FREE, None, name
+    # The war spot: no wager until the decision; free while deciding (GAME.md rule 5).
+    if not settled:
+        return Guard.OPEN, None, name
+    if hand.decision is Decision.WAR and hand.war is not None:
+        # GAME.md rule 5, §(g)(2): from the WAR press on the war wager is guarded
+        # like any wager in action.
+        return Guard.LATCHED, hand.war.amount, name
+    return Guard.FREE, None, name
+
+
+def known_amounts(t: Table) -> bool:
+    """A wager in action has a known amount: the board reports values (RFID chips)."""
+    for h in t.round.hands.values():
+        for w in (h.initial, h.tie, h.war, h.war_tie):
+            if w is not None and w.amount is not None:
+                return True
+    return False
+
+
+def _difference(kind: Guard, amount: int | None, present: bool, value: int | None) -> str | None:
+    """How a guarded spot differs from its latched state, None when it does not."""
+    if kind is Guard.OPEN:
+        return "added" if present else None
+    if not present:
+        return "removed"
+    if amount is None:
+        return None  # a presence-only wager: present is all the board can say
+    if value is None:
+        return "unknown"
+    if value > amount:
+        return f"raised to {value}"
+    if value < amount:
+        return f"lowered to {value}"
+    return None
+
+
+def on_spots(t: Table, inp: SpotsChanged) -> None:
+    nbits = t.setup.positions * SPOTS_PER_POSITION
+    mask = (1 << nbits) - 1
+    present = inp.present & mask if inp.present >= 0 else 0
+    fault = inp.fault & mask if inp.fault >= 0 else 0
+    values: tuple[tuple[int, int], ...] | None = None
+    if inp.values is not None:
+        values = tuple(
+            sorted(
+                {
+                    b: cents
+                    for b, cents in inp.values
+                    if 0 <= b < nbits and (present >> b) & 1 and cents >= 0
+                }.items()
+            )
+        )
+    prev = t.spots
+    new = Spots(present, fault, values)
+    if new == prev and not t.sensors_check_due:
+        return
+    t.spots = new
+    new_faults = fault & ~prev.fault
+    if not t.round.latched:
+        # Betting: chips come and go freely; only a newly faulty sensor is news.
+        for b in range(nbits):
+            if (new_faults >> b) & 1:
+                sensor_fault(t, b // 3 + 1, SPOT_NAMES[b % 3], critical=False)
+        return
+    # The spots that can differ now from what was last compared: those that
+    # changed, those with a difference raised, and all after the board is back.
+    check = (prev.present ^ present) | new_faults
+    if values != prev.values:
+        old = dict(prev.values or ())
+        for b, cents in values or ():
+            if old.get(b) != cents:
+                check |= 1 << b
+        for b in old:
+            check |= 1 << b
+    for b in t.round.differences:
+        check |= 1 << b
+    if t.sensors_check_due:
+        check = mask
+    for b in range(nbits):
+        if (check >> b) & 1:
+            _check_spot(t, prev, b, bool((new_faults >> b) & 1))
+    if t.sensors_check_due and (values is not None or not known_amounts(t)):
+        # GAME.md: the board is back once its first complete snapshot was compared.
+        t.sensors_check_due = False
+        sensors_back(t)
+
+
+def sensors_back(t: Table) -> None:
+    """DEVICE_ONLINE for the sensor board, resolving its DEVICE_OFFLINE."""
+    offline = [
+        a for a in t.open_alerts if a.code is AlertCode.DEVICE_OFFLINE and a.device == "sensors"
+    ]
+    raise_alert(t, AlertCode.DEVICE_ONLINE, "sensors is back", device="sensors")
+    # A device alert resolves itself when the device is back (GAME.md).
+    resolve(t, offline, ResolvedBy.DEVICE_ONLINE)
+
+
+def _check_spot(t: Table, prev: Spots, bit: int, new_fault: bool) -> None:
+    position, spot = bit // 3 + 1, bit % 3
+    spots = t.spots
+    kind, amount, name = guard(t, position, spot)
+    if new_fault:
+        # GAME.md: SENSOR_FAULT is critical if the spot plays.
+        sensor_fault(t, position, name, critical=kind is Guard.LATCHED)
+    now = bool((spots.present >> bit) & 1)
+    if kind is Guard.FREE:
+        return
+    rnd = t.round
+    if kind is Guard.LATE:
+        was = bool((prev.present >> bit) & 1)
+        raised = (spots.value(bit) or 0) > (prev.value(bit) or 0)
+        if now and (not was or raised) and bit not in rnd.late_warned:
+            rnd.late_warned.add(bit)
+            raise_alert(
+                t,
+                AlertCode.LATE_WAGER,
+                f"P{position} {name.value}: chips placed after no more bets join the next round",
+                position=position,
+                spot=name,
+            )
+        return
+    diff = _difference(kind, amount, now, spots.value(bit))
+    before = rnd.differences.get(bit)
+    if diff == before:
+        # Unchanged since last raised (or confirmed): not raised again (GAME.md).
+        return
+    if diff is None:
+        del rnd.differences[bit]
+        # GAME.md: WAGER_UNVERIFIED resolves itself once the latched amount shows again.
+        unverified = open_alerts(t, AlertCode.WAGER_UNVERIFIED, position, name)
+        resolve(t, unverified, ResolvedBy.SNAPSHOT)
+        return
+    rnd.differences[bit] = diff
+    if diff == "unknown":
+        code = AlertCode.WAGER_UNVERIFIED
+        message = f"P{position} {name.value}: the value of the wager in action is no longer known"
+    elif diff == "added" or diff.startswith("raised"):
+        code = AlertCode.PAST_POSTING
+        shown = "chips added" if diff == "added" else f"wager {diff} cents"
+        message = f"P{position} {name.value}: {shown} after no more bets"
+    else:
+        code = AlertCode.WAGER_REMOVED
+        shown = "chips removed" if diff == "removed" else f"wager {diff} cents"
+        message = f"P{position} {name.value}: {shown} before the wager was settled"
+    if open_alerts(t, code, position, name):
+        # The round is held on this spot already; the dealer's CONFIRM answers
+        # for what the spot shows then.
+        return
+    raise_alert(t, code, message, position=position, spot=name)
+
+
+def war_wager_at_press(t: Table, hand: Hand) -> None:
+    """§(i)(5): the war wager is the war spot's chips when the dealer presses WAR."""
+    bit = spot_bit(hand.position, SPOT_WAR)
+    hand.war = Wager(t.spots.value(bit))
+    t.round.differences.pop(bit, None)
+    if t.spots.faulty(bit):
+        # GAME.md: SENSOR_FAULT is critical when the spot plays; the war spot plays now.
+        sensor_fault(t, hand.position, SpotKind.WAR, critical=True)

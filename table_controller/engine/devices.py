@@ -1,0 +1,92 @@
+"""The devices' links and conditions, and the broker's refusals (GAME.md alerts table)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Final
+
+from table_controller.engine.alerts import raise_alert, resolve
+from table_controller.engine.domain import AlertCode, ResolvedBy
+from table_controller.engine.inputs import (
+    DEVICE_NAMES,
+    DeviceOffline,
+    DeviceOnline,
+    PublishRefused,
+    ShoeStatus,
+)
+from table_controller.engine.table import Table
+
+# MQTT.md: at most one BROKER_REFUSED per topic per minute of input time, as
+# the alert about a refusal may itself be refused.
+BROKER_REFUSED_INTERVAL: Final = timedelta(seconds=60)
+# DEVICES.md: the shoe's heartbeat states that mean it cannot deal safely.
+SHOE_FAULTS: Final = frozenset({"DOOR_OPEN", "JAM", "FAULT"})
+SHOE_OK: Final = "OK"
+
+
+def on_online(t: Table, inp: DeviceOnline) -> None:
+    if inp.device not in DEVICE_NAMES:
+        return
+    dev = t.devices[inp.device]
+    if dev.online:
+        return
+    t.devices[inp.device] = replace(dev, online=True, seen=True, detail=None)
+    offline = [
+        a for a in t.open_alerts if a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device
+    ]
+    back = dev.seen or bool(offline)
+    if back and inp.device == "sensors" and t.round.latched:
+        # GAME.md: a sensor board back while wagers are in action counts as back
+        # only once its first complete snapshot has been compared with them.
+        t.sensors_check_due = True
+        return
+    if back:
+        raise_alert(t, AlertCode.DEVICE_ONLINE, f"{inp.device} is back", device=inp.device)
+    # A device alert resolves itself when the device is back (GAME.md).
+    resolve(t, offline, ResolvedBy.DEVICE_ONLINE)
+
+
+def on_offline(t: Table, inp: DeviceOffline) -> None:
+    if inp.device not in DEVICE_NAMES:
+        return
+    dev = t.devices[inp.device]
+    t.devices[inp.device] = replace(dev, online=False, detail=inp.detail)
+    if inp.device == "sensors":
+        t.sensors_check_due = False
+    if any(a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device for a in t.open_alerts):
+        return
+    if not dev.online and dev.detail is not None:
+        # Already known to be offline and said so: say it once.
+        return
+    raise_alert(
+        t, AlertCode.DEVICE_OFFLINE, f"{inp.device} is offline: {inp.detail}", device=inp.device
+    )
+
+
+def on_shoe_status(t: Table, inp: ShoeStatus) -> None:
+    dev = t.devices["shoe"]
+    state = inp.state.upper()
+    if dev.status == state:
+        return
+    t.devices["shoe"] = replace(dev, status=state)
+    open_fault = any(a.code is AlertCode.SHOE_FAULT for a in t.open_alerts)
+    if state in SHOE_FAULTS and t.round.latched and not open_fault:
+        # GAME.md: a shoe that reports a fault while wagers are latched holds the
+        # round; CONFIRM resolves it once the shoe reports OK again.
+        raise_alert(
+            t, AlertCode.SHOE_FAULT, f"the shoe reports {state}: check it before dealing on"
+        )
+
+
+def on_refused(t: Table, inp: PublishRefused) -> None:
+    before = t.refused.get(inp.topic)
+    if before is not None and inp.at - before < BROKER_REFUSED_INTERVAL:
+        return
+    t.refused[inp.topic] = inp.at
+    raise_alert(
+        t,
+        AlertCode.BROKER_REFUSED,
+        f"the broker refused a publish to {inp.topic} (reason 0x{inp.reason_code:02X}, "
+        f"message {inp.message_id}); it stays in the outbox",
+    )

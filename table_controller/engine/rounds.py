@@ -1,0 +1,117 @@
+"""A round's end: settled or void, its record, the table's figures, the next round."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from table_controller.engine.alerts import resolve
+from table_controller.engine.betting import sensors_back
+from table_controller.engine.domain import (
+    AlertCode,
+    Decision,
+    Outcome,
+    Phase,
+    ResolvedBy,
+    Stats,
+)
+from table_controller.engine.outputs import ConsoleShow, EventType, RoundRecorded, SetLights
+from table_controller.engine.records import RoundRecord, WagerResult
+from table_controller.engine.settlement import build_record
+from table_controller.engine.table import Round, Table
+
+# GAME.md: the device alerts resolve themselves when the device is back; a void does not.
+DEVICE_ALERTS = frozenset({AlertCode.DEVICE_OFFLINE})
+
+
+def enter_shuffle_due(t: Table) -> None:
+    t.phase = Phase.SHUFFLE_DUE
+    t.emit(EventType.RESHUFFLE_DUE, {})
+    t.out.append(ConsoleShow("SHUFFLE DUE"))
+
+
+def _record(t: Table, void_reason: str | None) -> RoundRecord:
+    record = build_record(
+        t.setup,
+        t.round,
+        round_id=t.round_id,
+        shoe_id=t.shoe.id,
+        dealer=t.dealer,
+        ended=t.at,
+        void_reason=void_reason,
+    )
+    t.out.append(RoundRecorded(t.round_id, record))
+    return record
+
+
+def finish_round(t: Table) -> None:
+    """GAME.md rule 7: record, event, figures; the next round opens (or the shuffle is due)."""
+    record = _record(t, None)
+    t.emit(EventType.ROUND_SETTLED, {"net": record.net})
+    st = t.stats
+    drop, win = st.drop, st.win
+    if drop is not None and win is not None:
+        if record.net is None:
+            drop = win = None
+        else:
+            # A known round net means every amount of the round is known. A void
+            # wager (no initial wager, §(h)(3)(iii)) was never in action.
+            for p in record.positions:
+                for w in p.wagers:
+                    if w.result is not WagerResult.VOID and w.amount is not None:
+                        drop += w.amount
+            win -= record.net
+    ties = wars = surrenders = 0
+    for h in t.round.hands.values():
+        if h.outcome is Outcome.TIE:
+            ties += 1
+            if h.decision is Decision.WAR:
+                wars += 1
+            elif h.decision is Decision.SURRENDER:
+                surrenders += 1
+    # Every field named: ``replace`` would cost more than the round's arithmetic.
+    t.stats = Stats(
+        rounds=st.rounds + 1,
+        ties=st.ties + ties,
+        wars=st.wars + wars,
+        surrenders=st.surrenders + surrenders,
+        voids=st.voids,
+        alerts_by_code=st.alerts_by_code,
+        drop=drop,
+        win=win,
+        first_started=st.first_started if st.first_started is not None else t.round.started,
+        last_ended=t.at,
+        duplicate_reads=st.duplicate_reads,
+        discarded=st.discarded,
+    )
+    next_round(t)
+
+
+def next_round(t: Table) -> None:
+    t.round_id += 1
+    t.round = Round()
+    if t.sensors_check_due:
+        # No wager is in action any more: the board back is simply back.
+        t.sensors_check_due = False
+        sensors_back(t)
+    if t.phase is Phase.SHUFFLE_DUE:
+        # A round voided while the shuffle is due: it stays due.
+        return
+    if t.shoe.cover_seen:
+        # §(h)(4): the round that met the cover card is complete: reshuffle.
+        enter_shuffle_due(t)
+    else:
+        t.phase = Phase.BETTING
+
+
+def void_round(t: Table) -> None:
+    """A misdeal: every latched wager is void, the record says so, a new round opens."""
+    round_alerts = [a for a in t.open_alerts if a.code not in DEVICE_ALERTS]
+    resolve(t, round_alerts, ResolvedBy.VOID_ROUND)
+    if t.phase is Phase.TIE_DECISION or t.round.next_due() is not None:
+        t.out.append(SetLights(0))
+    codes = sorted({a.code.value for a in round_alerts})
+    reason = "voided by the dealer" + (f" ({', '.join(codes)})" if codes else "")
+    _record(t, reason)
+    t.emit(EventType.ROUND_VOIDED, {"reason": reason})
+    t.stats = replace(t.stats, voids=t.stats.voids + 1)
+    next_round(t)

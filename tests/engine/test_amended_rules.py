@@ -1,0 +1,383 @@
+"""The amended rules of GAME.md: never settle on what the devices cannot vouch for.
+
+Each test names the clause it checks and the case of the review it answers
+(the cases were reproduced on the engine before the amendment).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from table_controller.engine import (
+    DeviceName,
+    DeviceOffline,
+    DeviceOnline,
+    ShoeStatus,
+    TableSetup,
+    state_view,
+)
+from table_controller.engine.rules import NY, UK
+from table_controller.service.config import ConfigError, parse_config
+
+from .helpers import INITIAL, WAR, Table, bit
+
+
+def _online(rules: Any = NY, **kwargs: Any) -> Table:
+    t = Table.of(rules, **kwargs)
+    devices: tuple[DeviceName, ...] = ("shoe", "sensors", "console")
+    for device in devices:
+        t.feed(DeviceOnline(t.at(), device))
+    t.open_shoe()
+    return t
+
+
+def _latched(rules: Any = NY, **bets: tuple[int | None, ...]) -> Table:
+    t = _online(rules)
+    t.bets({int(k[1:]): v for k, v in bets.items()} or {1: (50000, None, None)})
+    t.ok("NO_MORE_BETS")
+    return t
+
+
+def _live_texts(t: Table) -> str:
+    """Everything the live feeds carry: events, alerts (with messages) and the state view."""
+    return json.dumps([dict(e.data) for e in t.events()] + [state_view(t.state)])
+
+
+# ------------------------------------------------------------ case 1: latched comparisons
+
+
+def test_case1_a_value_less_snapshot_is_wager_unverified() -> None:
+    """GAME.md "latched amount", §(g)(2): a value unknown in action is WAGER_UNVERIFIED."""
+    t = _latched(p1=(50000, None, None))
+    t.rfid = False  # one snapshot without values, as after a reconnect
+    out = t.snapshot()
+    (alert,) = t.raised("WAGER_UNVERIFIED", out)
+    assert (alert.data["severity"], alert.data["position"], alert.data["spot"]) == (
+        "critical",
+        1,
+        "initial",
+    )
+    assert t.state.held
+
+
+def test_case1_a_lowered_wager_across_a_value_less_snapshot_is_caught() -> None:
+    """GAME.md: compared with the latched amount, never only with the previous snapshot."""
+    t = _latched(p1=(50000, None, None))
+    t.rfid = False
+    t.snapshot()
+    t.rfid = True
+    out = t.put(1, INITIAL, 500)
+    (removed,) = t.raised("WAGER_REMOVED", out)
+    assert "500" in removed.data["message"]
+    t.cards(["KH", "4D"])
+    assert t.records() == [], "never settled while the change is unanswered"
+    t.ok("CONFIRM")
+    # GAME.md: after a confirmed WAGER_REMOVED the wager settles at its latched amount.
+    assert t.wager(1, "initial")["amount"] == 50000
+
+
+def test_case1_a_change_in_two_snapshots_is_still_caught() -> None:
+    """GAME.md: a change that arrives in several snapshots is caught against the latch."""
+    t = _latched(p1=(50000, None, None))
+    t.chips[bit(1, INITIAL)] = None  # the value goes missing, the chips stay
+    t.snapshot()
+    t.ok("CONFIRM")
+    out = t.put(1, INITIAL, 500)
+    assert t.raised("WAGER_REMOVED", out)
+
+
+def test_case1_unverified_resolves_itself_when_the_latched_amount_shows_again() -> None:
+    """GAME.md: WAGER_UNVERIFIED resolves itself, resolved_by SNAPSHOT."""
+    t = _latched(p1=(50000, None, None))
+    t.rfid = False
+    t.snapshot()
+    t.rfid = True
+    out = t.snapshot()
+    (resolved,) = [e for e in t.alerts("WAGER_UNVERIFIED", out) if e.data["resolved_by"]]
+    assert resolved.data["resolved_by"] == "SNAPSHOT"
+    assert not t.state.held
+    t.cards(["KH", "4D"])
+    assert t.wager(1, "initial")["net"] == 50000
+
+
+def test_case1_a_board_back_mid_round_counts_as_back_after_a_complete_snapshot() -> None:
+    """GAME.md: DEVICE_ONLINE alone does not end the hold while wagers are in action."""
+    t = _latched(p1=(50000, None, None))
+    t.feed(DeviceOffline(t.at(), "sensors", "link closed"))
+    # Meanwhile the chips are swapped for a $5 one.
+    t.chips[bit(1, INITIAL)] = 500
+    out = t.feed(DeviceOnline(t.at(), "sensors"))
+    assert not t.alerts(out=out)
+    assert t.state.held
+    t.rfid = False  # the driver's first heartbeat after a reconnect: no values
+    out = t.snapshot()
+    assert t.raised("WAGER_UNVERIFIED", out)
+    assert t.state.held
+    t.rfid = True
+    out = t.snapshot()
+    assert t.raised("WAGER_REMOVED", out)
+    (back,) = [e for e in t.alerts("DEVICE_OFFLINE", out) if e.data["resolved_by"]]
+    assert back.data["resolved_by"] == "DEVICE_ONLINE"
+    assert t.raised("DEVICE_ONLINE", out)
+    assert t.state.held, "the change still needs the dealer"
+    t.cards(["KH", "4D"])
+    assert t.records() == []
+
+
+# ------------------------------------------------------------ case 2: the war wager
+
+
+def test_case2_sg2_the_war_wager_is_guarded_from_the_war_press() -> None:
+    """GAME.md rule 5, §(g)(2): chips added to the war spot after WAR are PAST_POSTING."""
+    t = _latched(UK, p1=(1000, None, None), p2=(1000, None, None))
+    t.cards(["9H", "9D", "9C"])  # both tie: P2 still decides after P1's WAR
+    t.put(1, WAR, 1000)
+    t.ok("WAR", "1")
+    out = t.put(1, WAR, 5000)
+    (alert,) = t.raised("PAST_POSTING", out)
+    assert alert.data["spot"] == "war"
+    t.ok("CONFIRM")
+    t.ok("SURRENDER", "2")
+    t.cards(["2H", "2D", "2S", "KH", "5C"])
+    assert t.wager(1, "war")["amount"] == 1000
+
+
+# ------------------------------------------------------------ case 3: ny overrides
+
+
+def _config(rules: str, profile: dict[str, Any], **table: Any) -> dict[str, Any]:
+    return {
+        "table": {"id": "war-07", "site": "main", "rules": rules, **table},
+        "devices": {"shoe": "loop://", "console": "loop://", "sensors": "simusb://127.0.0.1:1"},
+        "storage": {"path": "/tmp/journal.db"},
+        "profile": profile,
+    }
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "clause"),
+    [
+        ({"tie_odds": 5}, "profile.tie_odds", r"§\(j\)\(2\)"),
+        ({"burn_new_shoe": 0}, "profile.burn_new_shoe", r"§\(h\)\(1\)"),
+        ({"burn_before_war": 0}, "profile.burn_before_war", r"§\(i\)\(5\)\(i\)"),
+        ({"decks_min": 1}, "profile.decks_min", r"§\(c\)"),
+        ({"positions_max": 10}, "profile.positions_max", r"§\(a\)"),
+        ({"surrender_loss": 1}, "profile.surrender_loss", r"§\(i\)\(3\)\(i\)"),
+        (
+            {"war": {"win": {"war": {"net_per_unit": 1, "odds": "1:1"}}}},
+            r"profile.war.win.war.net_per_unit",
+            r"§\(j\)\(3\)",
+        ),
+    ],
+)
+def test_case3_ny_overrides_that_leave_the_rule_set_fail_at_start(
+    override: dict[str, Any], key: str, clause: str
+) -> None:
+    """GAME.md "Overrides cannot leave the rule set": the key and the clause are named."""
+    with pytest.raises(ConfigError, match=rf"{key}.*{clause}"):
+        parse_config(_config("ny", override))
+
+
+def test_case3_ny_may_raise_its_odds_and_uk_may_change_what_its_outline_leaves_open() -> None:
+    """§(j): "no less than" the posted odds; the UK outline fixes no burn counts."""
+    assert parse_config(_config("ny", {"tie_odds": 12})).rules.tie_odds == 12
+    assert parse_config(_config("uk", {"burn_new_shoe": 0})).rules.burn_new_shoe == 0
+
+
+def test_case3_records_carry_rules_overrides() -> None:
+    """GAME.md: a record of an overridden profile lists the overrides (empty when none)."""
+    from dataclasses import replace
+
+    from table_controller.service.config import overrides_of
+
+    cfg = parse_config(_config("ny", {"tie_odds": 12}))
+    assert overrides_of(cfg) == (("tie_odds", 12),)
+    t = Table(TableSetup(replace(NY, tie_odds=12), 6, 7, overrides=overrides_of(cfg)))
+    t.open_shoe()
+    t.bets({1: (1000, 100, None)})
+    t.cards(["9H", "9C"])
+    t.ok("SURRENDER", "1")
+    assert t.record()["rules_overrides"] == {"tie_odds": 12}
+    assert t.wager(1, "tie")["odds"] == "12:1"
+    plain = Table.of(NY)
+    plain.open_shoe()
+    plain.bets({1: (1000, None, None)})
+    plain.cards(["KH", "4D"])
+    assert plain.record()["rules_overrides"] == {}
+
+
+# ------------------------------------------------------------ case 4: DEALER again
+
+
+def test_case4_sh1_the_signed_in_dealer_signing_in_again_burns_nothing() -> None:
+    """GAME.md rule 1, §(h)(1): DEALER naming the dealer signed in is a no-op."""
+    t = _online()
+    assert t.state.shoe.burns_due == 0
+    out = t.press("DEALER", "D-1")
+    assert out is None
+    assert t.state.shoe.burns_due == 0
+    assert not t.events("dealer_changed", t.last)
+    t.bets({1: (500, None, None)})
+    t.cards(["KH", "4D"])
+    rec = t.record()
+    # The shoe's burn card (drawn by open_shoe) and then the deal: no second burn.
+    assert [c["role"] for c in rec["cards"]] == ["burn", "position", "dealer"]
+    assert rec["positions"][0]["card"] == "KH"
+
+
+# ------------------------------------------------------------ case 5: a faulty sensor
+
+
+def test_case5_sh3_a_faulty_initial_sensor_at_the_latch_closes_the_position() -> None:
+    """GAME.md rule 3: critical SENSOR_FAULT before the first card, SHOW, CONFIRM resolves."""
+    t = _online()
+    t.bets({1: (500, None, None), 2: (500, None, None), 3: (500, None, None)})
+    t.fault(2, INITIAL)
+    out = t.press("NO_MORE_BETS")
+    assert out is None
+    (fault,) = t.raised("SENSOR_FAULT", t.last)
+    assert (fault.data["severity"], fault.data["position"]) == ("critical", 2)
+    assert "P2 closed: sensor fault" in t.shows()
+    # GAME.md rule 2: the order of the deal, and the spots in play lit.
+    assert "deal P1 P3 D" in t.shows()
+    assert t.lights()[-1] == (1 << bit(1, INITIAL)) | (1 << bit(3, INITIAL))
+    assert t.state.held
+    t.ok("CONFIRM")
+    t.cards(["KH", "QH", "4D"])
+    rec = t.record()
+    assert [p["position"] for p in rec["positions"]] == [1, 3]
+    assert [(c["card"], c["position"]) for c in rec["cards"]] == [
+        ("2C", None),
+        ("KH", 1),
+        ("QH", 3),
+        ("4D", None),
+    ]
+    # The lights go out once the dealer's card is placed.
+    assert 0 in t.lights()
+
+
+def test_case5_a_faulty_initial_sensor_voids_the_tie_wager_with_it() -> None:
+    """GAME.md rule 3: a closed position is not in action: its tie wager is void with it."""
+    t = _online()
+    t.bets({1: (500, None, None), 2: (500, 100, None)})
+    t.fault(2, INITIAL)
+    t.ok("NO_MORE_BETS")
+    t.ok("CONFIRM")
+    t.cards(["KH", "4D"])
+    assert [p["position"] for p in t.record()["positions"]] == [1]
+
+
+# ------------------------------------------------------------ case 6: board offline
+
+
+def test_case6_sh2_no_more_bets_is_refused_while_the_board_is_offline() -> None:
+    """GAME.md rule 2: NO_MORE_BETS gets NAK DEVICE_OFFLINE while the board is offline."""
+    t = _online()
+    t.bets({1: (500, None, None)})
+    t.feed(DeviceOffline(t.at(), "sensors", "link closed"))
+    assert t.press("NO_MORE_BETS") == "DEVICE_OFFLINE"
+    assert not t.state.round.latched
+    t.feed(DeviceOnline(t.at(), "sensors"))
+    t.ok("NO_MORE_BETS")
+
+
+# ------------------------------------------------------------ case 7: shoe faults
+
+
+@pytest.mark.parametrize("state", ["DOOR_OPEN", "JAM", "FAULT"])
+def test_case7_a_shoe_fault_while_latched_holds_the_round(state: str) -> None:
+    """GAME.md SHOE_FAULT: critical; CONFIRM only once the shoe reports OK again."""
+    t = _latched(p1=(1000, None, None))
+    out = t.feed(ShoeStatus(t.at(), state))
+    (alert,) = t.raised("SHOE_FAULT", out)
+    assert alert.data["severity"] == "critical"
+    t.cards(["KH", "4D"])
+    assert t.records() == []
+    assert t.press("CONFIRM") == "NOT_NOW"
+    t.feed(ShoeStatus(t.at(), "OK"))
+    t.ok("CONFIRM")
+    assert len(t.records()) == 1
+
+
+def test_case7_a_shoe_fault_between_rounds_raises_nothing() -> None:
+    """GAME.md SHOE_FAULT: only while wagers are latched."""
+    t = _online()
+    out = t.feed(ShoeStatus(t.at(), "DOOR_OPEN"))
+    assert not t.alerts(out=out)
+
+
+# ------------------------------------------------------------ case 8: no rank on live feeds
+
+
+def test_case8_sh1_an_unexpected_card_names_no_rank_on_any_live_feed() -> None:
+    """GAME.md, §(h)(1): an UNEXPECTED_CARD may be a burn: no rank on any live feed."""
+    t = _latched(p1=(1000, None, None))
+    t.cards(["7H", "7S"])  # a tie: no card is due in tie_decision
+    out = t.card("QD")
+    (alert,) = t.raised("UNEXPECTED_CARD", out)
+    assert "QD" not in alert.data["message"]
+    assert "QD" not in _live_texts(t)
+    t.ok("CONFIRM")
+    t.ok("SURRENDER", "1")
+    # Only the round record holds it.
+    assert t.record()["discards"] == [{"n": 4, "card": "QD"}]
+
+
+# ------------------------------------------------------------ case 10: SKIP
+
+
+def test_case10_sh3iii_skip_moves_the_cards_one_place_on() -> None:
+    """GAME.md rule 3, §(h)(3)(iii): SKIP,<pos> voids its wagers; cards move one place on."""
+    t = _latched(p1=(1000, None, None), p2=(1000, 100, None), p3=(1000, None, None))
+    t.cards(["KH", "QH"])  # the dealer gave P2 no card: QH went to P3
+    assert t.press("SKIP", "2") is None
+    moved = [e.data for e in t.events("card", t.last)]
+    assert [(d["n"], d["role"], d["position"], d.get("moved")) for d in moved] == [
+        (3, "position", 3, True)
+    ]
+    t.card("4D")
+    rec = t.record()
+    by_position = {p["position"]: p for p in rec["positions"]}
+    assert by_position[3]["card"] == "QH"
+    assert by_position[2]["card"] is None
+    assert {w["result"] for w in by_position[2]["wagers"]} == {"void"}
+    assert by_position[2]["net"] == 0
+    assert rec["dealer_card"] == "4D"
+
+
+def test_case10_skip_of_the_last_position_makes_its_card_the_dealers() -> None:
+    """GAME.md rule 3: the last moved card becomes the dealer's when that is next due."""
+    t = _latched(p1=(1000, None, None), p2=(1000, None, None))
+    t.cards(["KH", "4D"])  # P2 was skipped: 4D is the dealer's card
+    assert t.press("SKIP", "2") is None
+    rec = t.record()
+    assert rec["dealer_card"] == "4D"
+    assert t.wager(1, "initial")["result"] == "win"
+    assert t.wager(2, "initial")["result"] == "void"
+
+
+def test_case10_skip_only_during_the_original_deal() -> None:
+    """GAME.md rule 3: before the dealer's card has been placed; a playing position only."""
+    t = _latched(p1=(1000, None, None), p2=(1000, None, None))
+    assert t.press("SKIP", "5") == "BAD_POSITION"
+    t.cards(["KH", "QH", "4D"])
+    assert t.press("SKIP", "2") == "NOT_NOW"
+
+
+# ------------------------------------------------------------ case 11: NO_MORE_BETS_MISSING
+
+
+def test_case11_sh2_dealing_without_no_more_bets_warns_under_ny() -> None:
+    """GAME.md rule 2, §(h)(2): under ny the first card before NO_MORE_BETS is a warning."""
+    t = _online(NY)
+    t.bets({1: (1000, None, None)})
+    out = t.card("KH")
+    (alert,) = t.raised("NO_MORE_BETS_MISSING", out)
+    assert alert.data["severity"] == "warning"
+    assert not t.state.held
+    u = _online(UK)
+    u.bets({1: (1000, None, None), 2: (None, 100, None)})
+    assert not u.raised("NO_MORE_BETS_MISSING", u.card("KH"))
