@@ -42,6 +42,8 @@ def test_scenarios_are_shipped_with_the_package() -> None:
         "WAR_WAGER_MISMATCH",
         "WAGER_OUT_OF_LIMITS",
         "BROKER_REFUSED",
+        "SHOE_FAULT",
+        "NO_MORE_BETS_MISSING",
     ]
     text = "\n".join(p.read_text(encoding="utf-8") for p in SHIPPED)
     assert [c for c in codes if f"code: {c}" not in text] == []
