@@ -1,11 +1,9 @@
 """Playing one scenario's steps on a table, and collecting how each went.
 
-Actions that later steps depend on (a bet, a press, a card) wait until the
-controller has taken them, so that a scenario plays the same way every time
-although the shoe, the console and the sensor board reach the controller over
-separate connections. Each such wait also times the step: from the rig's write
-on the line to the controller's message that shows it was taken (a card to its
-``card`` event, chips to the ``state`` that shows them, a press to its answer).
+Actions later steps depend on (a bet, a press, a card) wait until the controller
+has taken them, so a scenario plays the same way although the devices reach the
+controller over separate connections; each such wait times the step, from the
+rig's write to the message that shows it taken (docs/scenarios.md).
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from drivers.console.frames import ConsoleAction, NakFrame
 from drivers.shoe.frames import ShoeCondition
 from simulators.console import ConsoleRestartedError
 from simulators.shoe import ShoeEmptyError
+from table_controller.rigs.scenario import table as tables
 from table_controller.rigs.scenario.compare import show
 from table_controller.rigs.scenario.evidence import Evidence, Verdict, caused_by
 from table_controller.rigs.scenario.expect import StateExpect
@@ -53,9 +52,10 @@ from table_controller.rigs.scenario.steps import (
     SkipStep,
     Step,
     UnplugStep,
+    ValuesLostStep,
     cards_of,
 )
-from table_controller.rigs.scenario.table import ScenarioTable, layout, press_of, silence
+from table_controller.rigs.scenario.table import ScenarioTable
 from table_controller.rigs.spots import SPOT_NUMBERS, spot_bit
 
 ONLINE_TIMEOUT_S: Final = 15.0
@@ -157,7 +157,11 @@ class Runner:
                 self.unplugged.add(step.unplug)
                 await self._device_state(step.unplug, "offline", timeout)
             case ReplugStep():
-                await self._replug(step.replug, timeout)
+                if step.replug not in self.unplugged:
+                    raise StepFailed(f"the {step.replug} is not unplugged")
+                await self.table.replug(step.replug)
+                self.unplugged.discard(step.replug)
+                await self._back(step.replug, timeout)
             case HangStep():
                 self._hang(step.hang, on=True)
             case ResumeStep():
@@ -167,6 +171,8 @@ class Runner:
                 return await self._restart(step.restart)
             case KillStep():
                 return await self._controller(self.table.kill_controller)
+            case ValuesLostStep():
+                tables.send_without_values(self.table.board)
             case ShoeStatusStep():
                 self.table.shoe.set_state(ShoeCondition(step.shoe_status))
             case SkipStep():
@@ -205,7 +211,7 @@ class Runner:
         )
         if not step.wait or self._quiet("sensors") or self.broker_down:
             return
-        want = layout(self.table.board, rfid=self.table.rfid)
+        want = tables.layout(self.table.board, rfid=self.table.rfid)
         shows = await self.seen.until(lambda: True if self.seen.shown() == want else None, timeout)
         if shows is None:
             raise StepFailed(
@@ -238,7 +244,7 @@ class Runner:
         written = self.loop.time()
         if isinstance(step, SkipStep) and "SKIP" not in ConsoleAction.__members__:
             raise StepFailed("this console driver has no SKIP action (§(h)(3)(iii)) yet")
-        k = self.table.console.press(*press_of(step))
+        k = self.table.console.press(*tables.press_of(step))
         if self._quiet("console"):
             # Sent (again) when the console is back; judged then (DEVICES.md: the
             # console sends an unanswered press again after a reconnect).
@@ -319,15 +325,8 @@ class Runner:
                 f"devices: {show(self.seen.devices())}"
             )
 
-    async def _replug(self, device: str, timeout: float) -> None:
-        if device not in self.unplugged:
-            raise StepFailed(f"the {device} is not unplugged")
-        await self.table.replug(device)  # type: ignore[arg-type]
-        self.unplugged.discard(device)
-        await self._back(device, timeout)
-
     def _hang(self, device: Device, *, on: bool) -> None:
-        silence(self.table, device, on=on)
+        tables.silence(self.table, device, on=on)
         if on:
             self.silent.add(device)
         else:

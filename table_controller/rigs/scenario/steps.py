@@ -162,6 +162,13 @@ class KillStep(Step):
     not journaled is lost, and it rebuilds the rest from its journal."""
 
 
+class ValuesLostStep(Step):
+    values_lost: Literal["sensors"]
+    """The board sends one change of its spots without the chips' values (a SPOTS
+    report of a new ``seq`` and no VALUES), as a board just back may: the amounts in
+    action are unknown until its next complete change (``WAGER_UNVERIFIED``)."""
+
+
 class ShoeStatusStep(Step):
     shoe_status: Literal["OK", "DOOR_OPEN", "JAM", "FAULT"]
     """The shoe reports this state in its heartbeats from now on (``SHOE_FAULT``)."""
@@ -248,6 +255,7 @@ STEP_TYPES: Final[dict[str, type[Step]]] = {
     "kill": KillStep,
     "sensor_fault": SensorFaultStep,
     "shoe_status": ShoeStatusStep,
+    "values_lost": ValuesLostStep,
     "skip": SkipStep,
     "broker": BrokerStep,
     "expect_phase": ExpectPhaseStep,
@@ -284,6 +292,7 @@ AnyStep = Annotated[
     | Annotated[KillStep, Tag("kill")]
     | Annotated[SensorFaultStep, Tag("sensor_fault")]
     | Annotated[ShoeStatusStep, Tag("shoe_status")]
+    | Annotated[ValuesLostStep, Tag("values_lost")]
     | Annotated[SkipStep, Tag("skip")]
     | Annotated[BrokerStep, Tag("broker")]
     | Annotated[ExpectPhaseStep, Tag("expect_phase")]

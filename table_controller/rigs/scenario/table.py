@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from drivers.lineframe.codec import LineFrame
+from drivers.sensors.frames import SpotsReport, encode_report
 from drivers.shoe.frames import CardFrame, CoverFrame, MisreadFrame
 from simulators.console import ConsoleSimulator
 from simulators.sensors import SimulatedBoard
@@ -136,3 +137,11 @@ def press_of(step: PressStep | SkipStep) -> tuple[str, str | int | None]:
     if isinstance(step, SkipStep):
         return "SKIP", step.skip
     return step.action, step.arg
+
+
+def send_without_values(board: SimulatedBoard) -> None:
+    """One change of the board's spots with no VALUES before its SPOTS: the layout's
+    ``seq`` advances, so the controller takes it as a new, value-less snapshot."""
+    layout = board.layout
+    layout.seq = (layout.seq + 1) & 0xFF
+    board.inject_in(encode_report(SpotsReport(layout.seq, layout.present, layout.fault)))
