@@ -6,15 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from table_controller.rigs.tally import RoundPlayed, Tally
+from table_controller.tools.history import money as amount
 
 
 def money(cents: int | None) -> str:
     """Signed dollars and cents (``+$25.00``, ``-$12.50``); ``--`` when unknown."""
     if cents is None:
         return "--"
-    sign = "-" if cents < 0 else "+"
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}${whole}.{part:02d}"
+    return f"{'-' if cents < 0 else '+'}${amount(abs(cents))}"
 
 
 def _position_text(p: Mapping[str, Any]) -> str:

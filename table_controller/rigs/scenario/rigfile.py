@@ -9,10 +9,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-import serial
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from table_controller.rigs.errors import RigConfigError
+from table_controller.service.config import DevicesSection
 from table_controller.service.publisher import parse_broker_url
 
 _IDENT = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -51,11 +51,11 @@ class RigSection(_Strict):
     @field_validator("shoe", "console")
     @classmethod
     def _serial_url(cls, url: str) -> str:
+        # The table config's own check of a device URL (it makes no connection).
         try:
-            # Checks the URL's scheme and makes no connection.
-            serial.serial_for_url(url, do_not_open=True)
-        except (ValueError, serial.SerialException) as exc:
-            raise ValueError(f"not a serial device or pyserial URL: {exc}") from None
+            DevicesSection(shoe=url, console=url)
+        except ValidationError as exc:
+            raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
         return url
 
     @field_validator("sensors")
