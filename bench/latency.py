@@ -65,7 +65,8 @@ from bench.figures import (
 )
 from simulators.shoe import SimulatedRead
 from table_controller.rigs.broker import MosquittoBroker
-from table_controller.rigs.dealer import Dealer, Habits, Pace
+from table_controller.rigs.dealer import Dealer
+from table_controller.rigs.people import Habits, Pace
 from table_controller.rigs.rig import TableRig, TableSpec
 
 RESULTS: Final = RESULTS_DIR / "latency.json"

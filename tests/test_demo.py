@@ -39,7 +39,12 @@ ROUND = re.compile(
 )
 HAND = re.compile(
     r"^P(?P<pos>\d+) (?P<card>\S\S) (?P<outcome>win|lose|tie)(?: (?P<decision>war|surrender))?"
-    r"(?: (?P<war_card>\S\S) (?P<war_outcome>win|lose|tie))? (?P<net>[+-]\$\d+\.\d\d)$"
+    r"(?: (?P<war_card>\S\S) (?P<war_outcome>win|lose|tie))?"
+    r"(?P<ties>(?: (?:tie|war_tie) \$\d+\.\d\d (?:win|lose|void))*) (?P<net>[+-]\$\d+\.\d\d)$"
+)
+BROKER = re.compile(
+    r"^broker mqtt://127\.0\.0\.1:(?P<port>\d+) \(watch: mosquitto_sub -h 127\.0\.0\.1 "
+    r"-p (?P=port) -V mqttv(?:5|311) -t 'casino/demo/#' -v\)$"
 )
 SUMMARY = re.compile(
     r"^summary(?P<stopped> \(stopped\))?: rounds (?P<rounds>\d+), ties (?P<ties>\d+), "
@@ -67,6 +72,7 @@ class Totals:
     surrenders: int
     alerts: Counter[str]
     net: int
+    tie_wagers: int = 0
 
 
 def add_up(lines: list[str]) -> Totals:
@@ -88,6 +94,7 @@ def add_up(lines: list[str]) -> Totals:
             if h["war_card"] is not None:
                 assert m["dealer_war"] is not None, line
             hand_nets += cents(h["net"])
+            totals.tie_wagers += h["ties"].count("tie ")
         assert cents(m["net"]) == hand_nets, f"the round's net is not its hands' sum: {line!r}"
         totals.net += hand_nets
         if m["alerts"] != "-":
@@ -164,11 +171,15 @@ def test_headless_summary_is_what_the_round_records_say(
     out, err = capsys.readouterr()
     assert rc == 0, err
     lines = out.splitlines()
-    *round_lines, summary = lines
+    # The broker's address comes first, headless too, so the feed can be watched.
+    broker_line, *round_lines, summary = lines
+    assert BROKER.match(broker_line), broker_line
     totals = add_up(round_lines)
     assert totals.round_ids == [1, 2, 3, 4, 5]
     assert totals.wars >= 1, "the seed no longer plays a war"
     assert totals.surrenders >= 1, "the seed no longer plays a surrender"
+    # Tie wagers are on the round lines: a won hand with a lost tie wager reads right.
+    assert totals.tie_wagers >= 1, "the seed no longer plays a tie wager"
 
     printed = parse_summary(summary)
     expected = {
@@ -283,11 +294,12 @@ async def test_ctrl_c_stops_a_headless_demo_cleanly() -> None:
     """Mid-game, with the embedded broker: exit 0, the summary of the rounds played."""
     async with demo_process("--headless", "--speed", "50", "--seed", "5") as demo:
         first = await demo.line()
-        assert ROUND.match(first), first
+        assert BROKER.match(first), first
         rc, out, err = await demo.ctrl_c()
     assert rc == 0, err
     assert "Traceback" not in err + out
-    *round_lines, summary = [first, *out.splitlines()]
+    broker_line, *round_lines, summary = [first, *out.splitlines()]
+    assert BROKER.match(broker_line), broker_line
     printed = parse_summary(summary)
     assert printed["stopped"]
     totals = add_up(round_lines)
@@ -320,3 +332,30 @@ async def test_ctrl_c_stops_the_pit_view_and_the_table_goes_offline(
     printed = parse_summary(out.splitlines()[-1])
     assert printed["stopped"]
     assert printed["rounds"] == len(observer.of("rounds"))
+
+
+async def test_the_demo_broker_is_found_at_its_port_and_ctrl_c_counts_alerts_as_raised() -> None:
+    """--broker-port fixes the embedded broker's port; the Ctrl-C summary counts the
+    alerts the table raised, as the pit does, a round cut short included."""
+    port = free_port()
+    args = ["--headless", "--broker-port", str(port), "--speed", "5", "--seed", "3"]
+    async with demo_process(*args, "--misreads", "1", "--past-posts", "0") as demo:
+        first = await demo.line()
+        m = BROKER.match(first)
+        assert m, first
+        assert int(m["port"]) == port
+        observer = Observer(f"mqtt://127.0.0.1:{port}", f"casino/{SITE}/table/{TABLE_ID}/#")
+        await observer.start()
+        try:
+            # Every dealt card is misread: the first MISREAD comes before its round's record.
+            await observer.wait(
+                lambda o: any(a["code"] == "MISREAD" for a in o.of("alerts")), STEP_S
+            )
+            rc, out, err = await demo.ctrl_c()
+        finally:
+            await observer.close()
+    assert rc == 0, err
+    printed = parse_summary(out.splitlines()[-1])
+    raised = Counter(a["code"] for a in observer.of("alerts") if a["resolved_by"] is None)
+    assert printed["alerts"] == sum(raised.values()) >= 1
+    assert printed["codes"] == raised

@@ -42,6 +42,8 @@ def test_scenarios_are_shipped_with_the_package() -> None:
         "WAR_WAGER_MISMATCH",
         "WAGER_OUT_OF_LIMITS",
         "BROKER_REFUSED",
+        "SHOE_FAULT",
+        "NO_MORE_BETS_MISSING",
     ]
     text = "\n".join(p.read_text(encoding="utf-8") for p in SHIPPED)
     assert [c for c in codes if f"code: {c}" not in text] == []
@@ -159,6 +161,14 @@ MALFORMED = [
         ["not valid YAML", "line 3"],
     ),
     ("- just a list\n", ["a scenario is a mapping"]),
+    (
+        "steps:\n  - bet: {position: 1, tie: 100, war_tie: 100}\n",
+        ["step 1 (bet)", "tie and war_tie are chips on the same spot"],
+    ),
+    (
+        "shoe: [9C]\nshoe_file: shoe.txt\nsteps:\n  - draw: 1\n",
+        ["line 2: shoe_file: give the shoe as a list or as a file, not both"],
+    ),
 ]
 
 
@@ -284,3 +294,75 @@ def test_junit_report_is_valid(
     passing_cases = suites[0].findall("testcase")
     assert len(passing_cases) == 3
     assert all(c.find("failure") is None and c.find("error") is None for c in passing_cases)
+
+
+def test_a_shoe_file_is_found_next_to_its_scenario_wherever_it_runs_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "bench"
+    (folder / "shoes").mkdir(parents=True)
+    (folder / "shoes" / "short.txt").write_text("# burn, P1, dealer\n9C\n8H 4S\n", encoding="utf-8")
+    scenario = folder / "short.yaml"
+    scenario.write_text(
+        "shoe_file: shoes/short.txt\nsteps:\n  - draw: [9C, 8H]\n", encoding="utf-8"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    loaded = load_scenario(Path("..") / "bench" / "short.yaml")
+    assert loaded.scenario.shoe == ("9C", "8H", "4S")
+    (folder / "shoes" / "short.txt").write_text("9C 1X\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(scenario)
+    assert "line 1: shoe_file" in str(info.value)
+    assert "short.txt: card 2: not a card: '1X'" in str(info.value)
+    scenario.write_text("shoe_file: shoes/none.txt\nsteps:\n  - draw: 1\n", encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"shoe_file: cannot read .*none\.txt"):
+        load_scenario(scenario)
+
+
+TIE_SPOT = """\
+table: {rules: ny}
+shoe: [9C, 7H, 7S, 2C, 3C, 4C, KH, 5D]
+steps:
+  - press: SHUFFLED
+  - bet: {position: 1, initial: 1000, tie: 500}
+  - press: NO_MORE_BETS
+  - draw: [9C, 7H, 7S]
+  - expect_phase: tie_decision
+  - bet: {position: 1, initial: 1000, STEP}
+"""
+
+
+@pytest.mark.parametrize(
+    ("step", "verdict"),
+    [
+        # Chips left on the tie spot at the decision would be a war-tie wager (§(i)(5)):
+        # the file must say so.
+        ("tie: 500, war: 1000", "P1 is deciding a tie: chips on its tie spot now are"),
+        ("war_tie: 500, war: 1000", None),
+    ],
+    ids=["tie-at-the-decision-refused", "war_tie-at-the-decision"],
+)
+async def test_chips_on_the_tie_spot_at_a_decision_are_written_war_tie(
+    step: str, verdict: str | None, mosquitto: MosquittoBroker
+) -> None:
+    text = TIE_SPOT.replace("STEP", step) + (
+        "  - press: WAR 1\n  - draw: [2C, 3C, 4C, KH, 5D]\n"
+        "  - expect_round: {positions: {1: {war_tie: {amount: 500, result: lose}}}}\n"
+    )
+    result = await run_scenario(parse_scenario(text, name="tie-spot"), broker_url=mosquitto.url)
+    if verdict is None:
+        assert result.passed, format_result(result, verbose=True)
+    else:
+        [failed] = result.failures
+        assert failed.number == 6
+        assert failed.detail.startswith(verdict), failed.detail
+        assert "write war_tie: 500" in failed.detail
+
+
+async def test_war_tie_chips_outside_a_decision_are_refused(mosquitto: MosquittoBroker) -> None:
+    text = "table: {rules: ny}\nsteps:\n  - press: SHUFFLED\n  - bet: {position: 1, war_tie: 500}\n"
+    result = await run_scenario(parse_scenario(text, name="war-tie"), broker_url=mosquitto.url)
+    [failed] = result.failures
+    assert "P1 is not (phase shuffle_due): write tie" in failed.detail

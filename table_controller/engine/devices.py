@@ -36,6 +36,11 @@ def on_online(t: Table, inp: DeviceOnline) -> None:
         a for a in t.open_alerts if a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device
     ]
     back = dev.seen or bool(offline)
+    if inp.device == "sensors" and not t.round.latched:
+        # Between rounds the board back may be another board (a presence-only one in
+        # place of an RFID one): whether it reports values is learned again from its
+        # snapshots. A round in action keeps what it latched (``Round.valued``).
+        t.sensors_valued = False
     if back and inp.device == "sensors" and t.round.latched:
         # GAME.md: a sensor board back while wagers are in action counts as back
         # only once its first complete snapshot has been compared with them.

@@ -1,4 +1,5 @@
-"""A Mosquitto broker process on loopback, for tests, benchmarks, rigs and the demo.
+"""A Mosquitto broker process on loopback, for tests, benchmarks, rigs and the demo,
+and the TCP gate that takes it away from a client.
 
 It is the real Debian ``mosquitto`` binary, started with a generated config on a
 free port (or a given one, so that a test can stop it and start it again on the
@@ -7,6 +8,8 @@ same address).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -14,6 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+
+from table_controller.feed.broker import parse_broker_url
+from table_controller.rigs.errors import BrokerError
+
+# Where the broker's own error lives for those who start one.
+__all__ = ["BrokerError", "BrokerGate", "MosquittoBroker", "find_mosquitto", "free_port"]
 
 _SEARCH = ("/usr/sbin", "/usr/local/sbin", "/usr/bin")
 START_TIMEOUT_S = 10.0
@@ -36,10 +45,6 @@ def free_port(host: str = "127.0.0.1") -> int:
         s.bind((host, 0))
         port: int = s.getsockname()[1]
         return port
-
-
-class BrokerError(RuntimeError):
-    """The broker could not be started."""
 
 
 class MosquittoBroker:
@@ -146,3 +151,76 @@ class MosquittoBroker:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class BrokerGate:
+    """A TCP forwarder between a client and the broker, to take the broker away.
+
+    ``close()`` drops every connection through it (a reset, no MQTT DISCONNECT:
+    to the broker the client died) and refuses new ones, which the client sees
+    exactly as a broker gone away; ``open()`` lets it connect again, on the same
+    port. ``cut()`` drops the connections but goes on listening, as a network
+    blip. A rig's observer talks to the broker directly, so it misses nothing
+    the client publishes when it is back.
+    """
+
+    def __init__(self, broker_url: str) -> None:
+        address = parse_broker_url(broker_url)
+        self.target = (address.host, address.port)
+        self.port = free_port()
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._pumps: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    async def open(self) -> None:
+        if self._server is None:
+            self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
+
+    def cut(self) -> None:
+        """Drop every connection through the gate; new ones are let through."""
+        for writer in list(self._writers):
+            writer.transport.abort()
+
+    async def close(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        self.cut()
+        if self._pumps:
+            await asyncio.gather(*self._pumps, return_exceptions=True)
+        if server is not None:
+            await server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            self._writers.discard(writer)
+            writer.transport.abort()
+            return
+        self._writers.add(up_writer)
+        pumps = [
+            asyncio.create_task(self._pump(reader, up_writer), name="broker-gate-up"),
+            asyncio.create_task(self._pump(up_reader, writer), name="broker-gate-down"),
+        ]
+        self._pumps.update(pumps)
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in (writer, up_writer):
+                w.transport.abort()
+                self._writers.discard(w)
+            await asyncio.gather(*pumps, return_exceptions=True)
+            self._pumps.difference_update(pumps)
+
+    @staticmethod
+    async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()

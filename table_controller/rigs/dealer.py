@@ -23,15 +23,21 @@ a dealer would (GAME.md, "What the controller must catch"):
 Pace: :class:`Pace` gives a person's seconds per action; ``speed`` divides
 them. Randomness (seats, wagers, decisions, mistakes, pauses) comes from one
 seeded source, so a seed replays the same game.
+
+It is also the benchmarks' dealer: with :meth:`Pace.instant`, habits that seat
+every position with fixed chips and make no mistakes, and ``on_draw`` (awaited
+with the clocks read just before each card passes the reader), it plays rounds
+as fast as the table takes them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final
 
@@ -39,7 +45,23 @@ from drivers.lineframe.cards import Card
 from simulators.shoe import SimulatedRead
 from table_controller.engine.rules import RulesProfile
 from table_controller.feed.payloads import parse_payload
+from table_controller.rigs.errors import DemoError
+from table_controller.rigs.people import Habits, Pace
 from table_controller.rigs.rig import SPOT_INITIAL, SPOT_TIE, SPOT_WAR, WAIT_S, Observer, TableRig
+from table_controller.rigs.tally import (
+    Hand,
+    RoundPlayed,
+    Tally,
+    compare_record,
+    outcome,
+    spots,
+    wagers_of,
+)
+from table_controller.rigs.watch import TableWatch
+
+OnDraw = Callable[[int, float], Awaitable[None]]
+"""Awaited with ``time.perf_counter_ns()`` and ``time.time()`` read just before a card's
+draw, once the card (not the cover card) has passed the reader."""
 
 DEFAULT_DEALER_ID: Final = "D-101"
 
@@ -47,161 +69,12 @@ MISREAD: Final = "MISREAD"
 PAST_POSTING: Final = "PAST_POSTING"
 
 
-class DemoError(RuntimeError):
-    """The table did not answer as the game requires; the message says what was awaited.
-
-    Not retryable as such: the controller, a device or the broker is not doing its
-    part (see the controller's log).
-    """
-
-
-@dataclass(frozen=True, slots=True)
-class Habits:
-    """How the simulated people behave: probabilities and chip amounts (cents)."""
-
-    seat_taken: float = 0.55
-    """A position has a player in a round."""
-    tie_bet: float = 0.3
-    """A player also bets on a tie."""
-    goes_to_war: float = 0.7
-    """A tied player goes to war (else surrenders, §(i)(3))."""
-    war_tie_bet: float = 0.5
-    """A player going to war also bets on a tie of the war deal, where the rules allow it
-    (§(i)(5))."""
-    misread: float = 0.02
-    """The shoe fails to read a dealt card (never a burn card: §(h)(1))."""
-    past_post: float = 0.04
-    """A player adds chips to a playing initial wager after "no more bets" (per round)."""
-    initial_chips: tuple[int, ...] = (500, 1000, 2500, 5000, 10000)
-    tie_chips: tuple[int, ...] = (100, 500, 1000)
-
-    def __post_init__(self) -> None:
-        for name in ("seat_taken", "tie_bet", "goes_to_war", "war_tie_bet", "misread", "past_post"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} is a probability within 0..1, not {value}")
-        if not self.initial_chips or not self.tie_chips:
-            raise ValueError("initial_chips and tie_chips need at least one amount each")
-        if min(self.initial_chips) <= 0 or min(self.tie_chips) <= 0:
-            raise ValueError("chip amounts are positive cents")
-
-
-@dataclass(frozen=True, slots=True)
-class Pace:
-    """A person's seconds per action (at speed 1); each pause varies by ±40 %."""
-
-    bet_s: float = 1.5
-    card_s: float = 1.2
-    decision_s: float = 2.5
-    notice_s: float = 2.0
-    """From an alert on the dealer's console to the dealer acting on it."""
-    between_rounds_s: float = 3.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Hand:
-    """What the dealer knows of one playing position in the round being played."""
-
-    position: int
-    initial: int
-    tie: int | None
-    card: Card | None = None
-    decision: str | None = None
-    war: int | None = None
-    war_tie: int | None = None
-    war_card: Card | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RoundPlayed:
-    """One round as published, with what the dealer found on checking it."""
-
-    round_id: int
-    record: Mapping[str, Any]
-    """The ``war-round/1`` record the controller published."""
-    alert_codes: tuple[str, ...]
-    """The codes of the record's alerts, in order."""
-    caused: tuple[str, ...]
-    """The alert codes of the mistakes the simulated people made in this round."""
-    disagreements: tuple[str, ...]
-    """Where the record differs from what happened at the table; empty when it agrees."""
-
-
-Counts = tuple[tuple[str, int], ...]
-
-
-def _count(pairs: Counts, codes: tuple[str, ...]) -> Counts:
-    counts = Counter(dict(pairs))
-    counts.update(codes)
-    return tuple(sorted(counts.items()))
-
-
-@dataclass(frozen=True, slots=True)
-class Tally:
-    """Totals over the rounds played, from the published round records."""
-
-    rounds: int = 0
-    voids: int = 0
-    ties: int = 0
-    wars: int = 0
-    surrenders: int = 0
-    alerts_by_code: Counts = ()
-    caused_by_code: Counts = ()
-    players_net: int | None = 0
-    """Cents; None once a round's net is unknown."""
-    disagreements: tuple[str, ...] = ()
-
-    @property
-    def alerts(self) -> int:
-        return sum(n for _, n in self.alerts_by_code)
-
-    def add(self, played: RoundPlayed) -> Tally:
-        record = played.record
-        positions = record["positions"]
-        net = record["net"]
-        void = bool(record["void"])
-        return Tally(
-            rounds=self.rounds + (0 if void else 1),
-            voids=self.voids + (1 if void else 0),
-            ties=self.ties + sum(1 for p in positions if p["outcome"] == "tie"),
-            wars=self.wars + sum(1 for p in positions if p["decision"] == "war"),
-            surrenders=self.surrenders + sum(1 for p in positions if p["decision"] == "surrender"),
-            alerts_by_code=_count(self.alerts_by_code, played.alert_codes),
-            caused_by_code=_count(self.caused_by_code, played.caused),
-            players_net=None if self.players_net is None or net is None else self.players_net + net,
-            disagreements=(
-                *self.disagreements,
-                *(f"round {played.round_id}: {d}" for d in played.disagreements),
-            ),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rounds": self.rounds,
-            "voids": self.voids,
-            "ties": self.ties,
-            "wars": self.wars,
-            "surrenders": self.surrenders,
-            "alerts": self.alerts,
-            "alerts_by_code": dict(self.alerts_by_code),
-            "caused_by_code": dict(self.caused_by_code),
-            "players_net": self.players_net,
-            "disagreements": list(self.disagreements),
-        }
-
-
-def _outcome(player: Card, dealer: Card) -> str:
-    # §(f): rank alone decides, ace high; the suit never counts.
-    if player.rank > dealer.rank:
-        return "win"
-    return "lose" if player.rank < dealer.rank else "tie"
-
-
 class Dealer:
     """Plays rounds at ``rig`` (whose controller must be running) as a dealer and players.
 
     ``seed`` makes the game repeatable; ``speed`` divides the :class:`Pace`;
-    ``on_round`` is called with each round as soon as its record is checked.
+    ``on_round`` is called with each round as soon as its record is checked;
+    ``on_draw`` (:data:`OnDraw`) is awaited for every card drawn.
     Every wait for the controller is bounded (``timeout_s``) and a missed one is
     a :class:`DemoError`.
     """
@@ -217,6 +90,7 @@ class Dealer:
         dealer_id: str = DEFAULT_DEALER_ID,
         on_round: Callable[[RoundPlayed], None] | None = None,
         timeout_s: float = WAIT_S,
+        on_draw: OnDraw | None = None,
     ) -> None:
         if rig.config is None or rig.observer is None:
             raise ValueError("enter the rig (async with) before making its dealer")
@@ -231,7 +105,13 @@ class Dealer:
         self.dealer_id = dealer_id
         self.on_round = on_round
         self.timeout_s = timeout_s
+        self.on_draw = on_draw
+        self.watch = TableWatch(rig.observer, timeout_s)
         self.tally = Tally()
+        self.cards = 0
+        """Cards dealt or burnt (the cover card not counted)."""
+        self.shoes = 0
+        """New shoes started (``SHUFFLED``)."""
         self.played: list[RoundPlayed] = []
         # A string seed, so the dealer's choices are not the shoe's shuffle.
         self._rng = random.Random(None if seed is None else f"dealer-{seed}")
@@ -271,7 +151,7 @@ class Dealer:
             )
 
         # A fresh table publishes no state before its first input: the status is enough.
-        await self._wait(ready, "the table online with every device")
+        await self.watch.wait(ready, "the table online with every device")
         await self._shuffle()
         await self._press("DEALER", self.dealer_id)
         self._burn_due = True
@@ -279,8 +159,8 @@ class Dealer:
 
     async def play_round(self) -> RoundPlayed:
         """One round, from the first bet to its checked record."""
-        state = await self._wait_state(
-            lambda s: s["phase"] == "betting" and not s["held"] and not _wagers(s),
+        state = await self.watch.state(
+            lambda s: s["phase"] == "betting" and not s["held"] and not wagers_of(s),
             "the table open for bets with an empty layout",
         )
         round_id: int = state["round_id"]
@@ -300,9 +180,9 @@ class Dealer:
             hands[p] = replace(hand, card=await self._deal())
         dealer_card = await self._deal()
         dealer_war_card: Card | None = None
-        tied = [p for p, h in hands.items() if h.card and _outcome(h.card, dealer_card) == "tie"]
+        tied = [p for p, h in hands.items() if h.card and outcome(h.card, dealer_card) == "tie"]
         if tied:
-            await self._wait_state(
+            await self.watch.state(
                 lambda s: s["phase"] == "tie_decision" and not s["held"],
                 f"the tie decision of round {round_id}",
             )
@@ -319,7 +199,7 @@ class Dealer:
                     await self._burn()
                 dealer_war_card = await self._deal()
 
-        record = await self._record(records_before, round_id)
+        record = await self.watch.record(records_before, round_id)
         played = await self._check(
             record, round_id, list(hands.values()), dealer_card, dealer_war_card
         )
@@ -331,7 +211,7 @@ class Dealer:
         await self._clear_layout()
         if self._cover_seen:
             # §(h)(4): the round that met the cover card is complete: reshuffle.
-            await self._wait_state(
+            await self.watch.state(
                 lambda s: s["phase"] == "shuffle_due", "the shuffle due after the cover card"
             )
             await self._pause(self.pace.between_rounds_s)
@@ -356,26 +236,26 @@ class Dealer:
 
     # -- the players -------------------------------------------------------------------
 
-    async def _take_bets(self) -> dict[int, _Hand]:
+    async def _take_bets(self) -> dict[int, Hand]:
         rng, habits = self._rng, self.habits
         seats = [p for p in range(1, self.positions + 1) if rng.random() < habits.seat_taken]
         if not seats:
             seats = [rng.randint(1, self.positions)]
-        hands: dict[int, _Hand] = {}
+        hands: dict[int, Hand] = {}
         for position in seats:
             tie = rng.choice(habits.tie_chips) if rng.random() < habits.tie_bet else None
-            hand = _Hand(position, rng.choice(habits.initial_chips), tie)
+            hand = Hand(position, rng.choice(habits.initial_chips), tie)
             await self._pause(self.pace.bet_s)
             self.rig.bet(position, initial=hand.initial, tie=hand.tie)
             hands[position] = hand
-        layout = {p: _spots(initial=h.initial, tie=h.tie) for p, h in hands.items()}
+        layout = {p: spots(initial=h.initial, tie=h.tie) for p, h in hands.items()}
         try:
             await self.rig.wait_wagers(layout)
         except TimeoutError as exc:
             raise DemoError(f"the controller did not show the wagers {layout}: {exc}") from exc
         return hands
 
-    async def _past_post(self, hands: Mapping[int, _Hand]) -> None:
+    async def _past_post(self, hands: Mapping[int, Hand]) -> None:
         """Chips added after "no more bets" (§(g)(2)); the dealer has them put back."""
         hand = hands[self._rng.choice(sorted(hands))]
         extra = self._rng.choice(self.habits.initial_chips)
@@ -385,10 +265,10 @@ class Dealer:
         await self._pause(self.pace.notice_s)
         # GAME.md: a confirmed past-post settles at the latched amount; the chips go back.
         self.rig.bet(hand.position, initial=hand.initial, tie=hand.tie)
-        await self._wait_position(hand.position, _spots(initial=hand.initial, tie=hand.tie))
+        await self.watch.position(hand.position, spots(initial=hand.initial, tie=hand.tie))
         await self._press("CONFIRM")
 
-    async def _decide(self, hand: _Hand) -> _Hand:
+    async def _decide(self, hand: Hand) -> Hand:
         """§(i)(3): surrender half the initial wager, or go to war with an equal war wager."""
         await self._pause(self.pace.decision_s)
         if self._rng.random() >= self.habits.goes_to_war:
@@ -403,8 +283,8 @@ class Dealer:
         # GAME.md: the war wager equals the initial wager.
         hand = replace(hand, decision="war", war=hand.initial, war_tie=tie_spot)
         self.rig.bet(hand.position, initial=hand.initial, tie=tie_spot, war=hand.war)
-        await self._wait_position(
-            hand.position, _spots(initial=hand.initial, tie=tie_spot, war=hand.war)
+        await self.watch.position(
+            hand.position, spots(initial=hand.initial, tie=tie_spot, war=hand.war)
         )
         await self._press("WAR", hand.position)
         return hand
@@ -418,12 +298,13 @@ class Dealer:
                 for spot in (SPOT_INITIAL, SPOT_TIE, SPOT_WAR)
             }
         )
-        await self._wait_state(lambda s: not _wagers(s), "an empty layout")
+        await self.watch.state(lambda s: not wagers_of(s), "an empty layout")
 
     # -- the dealer --------------------------------------------------------------------
 
     async def _shuffle(self) -> None:
         await self._press("SHUFFLED")
+        self.shoes += 1
         self._cover_seen = False
         self._burn_due = True  # §(h)(1)
 
@@ -431,8 +312,12 @@ class Dealer:
         """The next card out of the shoe; the cover card is set aside and noted (§(h)(4))."""
         while True:
             await self._pause(self.pace.card_s)
+            start, wall = time.perf_counter_ns(), time.time()
             read = self.rig.shoe.draw(misread=misread)
             if read.card is not None:
+                self.cards += 1
+                if self.on_draw is not None:
+                    await self.on_draw(start, wall)
                 return read
             self._cover_seen = True
 
@@ -461,73 +346,16 @@ class Dealer:
 
     # -- what the controller says --------------------------------------------------------
 
-    async def _wait(self, predicate: Callable[[Observer], bool], what: str) -> None:
-        try:
-            await self.rig.wait(predicate, self.timeout_s)
-        except TimeoutError as exc:
-            raise DemoError(f"waited for {what}: {exc}") from exc
-
-    async def _wait_state(
-        self, predicate: Callable[[dict[str, Any]], bool], what: str
-    ) -> dict[str, Any]:
-        def ok(obs: Observer) -> bool:
-            state = obs.last("state")
-            return state is not None and predicate(state)
-
-        await self._wait(ok, what)
-        state = self.observer.last("state")
-        assert state is not None
-        return state
-
-    async def _wait_position(self, position: int, wagers: Mapping[str, int]) -> None:
-        def shows(state: dict[str, Any]) -> bool:
-            live = _wagers(state).get(position, {})
-            return all(live.get(spot) == cents for spot, cents in wagers.items()) and all(
-                spot in wagers for spot in live if spot != "war_tie"
-            )
-
-        await self._wait_state(shows, f"P{position} showing {dict(wagers)}")
-
-    async def _alert(self, code: str) -> dict[str, Any]:
+    async def _alert(self, code: str) -> None:
         """Wait for the alert this table's people just caused; note it as caused."""
-        found: list[dict[str, Any]] = []
-
-        def raised(obs: Observer) -> bool:
-            for msg in obs.of("alerts"):
-                if (
-                    msg["code"] == code
-                    and msg["resolved_by"] is None
-                    and msg["alert"] not in self._alerts_taken
-                ):
-                    found.append(msg)
-                    return True
-            return False
-
-        await self._wait(raised, f"a {code} alert")
-        alert = found[0]
-        self._alerts_taken.add(alert["alert"])
+        await self.watch.new_alert(code, self._alerts_taken)
         self._caused.append(code)
-        return alert
-
-    async def _record(self, records_before: int, round_id: int) -> dict[str, Any]:
-        await self._wait(
-            lambda o: len(o.of("rounds")) > records_before, f"the record of round {round_id}"
-        )
-        record = self.observer.of("rounds")[records_before]
-        ids = set(record["alerts"])
-
-        def alerts_known(obs: Observer) -> bool:
-            return ids <= {m["alert"] for m in obs.of("alerts")}
-
-        # The alerts topic and the rounds topic may arrive in either order.
-        await self._wait(alerts_known, f"the alerts of round {round_id}")
-        return record
 
     async def _check(
         self,
         record: dict[str, Any],
         round_id: int,
-        hands: list[_Hand],
+        hands: list[Hand],
         dealer_card: Card,
         dealer_war_card: Card | None,
     ) -> RoundPlayed:
@@ -539,7 +367,7 @@ class Dealer:
             parse_payload(record)
         except ValueError as exc:
             problems.append(f"the record does not validate: {exc}")
-        problems += _compare(record, round_id, hands, dealer_card, dealer_war_card)
+        problems += compare_record(record, round_id, hands, dealer_card, dealer_war_card)
         missing = Counter(caused) - Counter(alert_codes)
         if missing:
             problems.append(f"alerts caused but not recorded: {sorted(missing.elements())}")
@@ -557,93 +385,4 @@ class Dealer:
         The controller counts on its own (``table-stats/1``); what differs from the
         round records is returned, one line per figure.
         """
-        tally = self.tally
-        found: list[dict[str, Any]] = []
-
-        def current(obs: Observer) -> bool:
-            for msg in reversed(obs.of("stats")):
-                if datetime.fromisoformat(msg["ts"]) < since:
-                    break
-                if msg["rounds"] == tally.rounds and msg["voids"] == tally.voids:
-                    found.append(msg)
-                    return True
-            return False
-
-        try:
-            await self.rig.wait(current, self.timeout_s)
-        except TimeoutError:
-            return (f"the table's stats never showed {tally.rounds} rounds",)
-        stats = found[0]
-        win = stats["win"]
-        theirs = {
-            "ties": stats["ties"],
-            "wars": stats["wars"],
-            "surrenders": stats["surrenders"],
-            "alerts": sum(stats["alerts_by_code"].values()),
-            "players' net": None if win is None else -win,
-        }
-        ours = {
-            "ties": tally.ties,
-            "wars": tally.wars,
-            "surrenders": tally.surrenders,
-            "alerts": tally.alerts,
-            "players' net": tally.players_net,
-        }
-        return tuple(
-            f"the table's stats say {name} {theirs[name]}, the round records {ours[name]}"
-            for name in ours
-            if theirs[name] != ours[name]
-        )
-
-
-def _spots(**amounts: int | None) -> dict[str, int]:
-    return {spot: cents for spot, cents in amounts.items() if cents is not None}
-
-
-def _wagers(state: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
-    return {p["position"]: p["wagers"] for p in state["positions"] if p["wagers"]}
-
-
-def _text(card: Card | None) -> str | None:
-    return None if card is None else str(card)
-
-
-def _compare(
-    record: Mapping[str, Any],
-    round_id: int,
-    hands: list[_Hand],
-    dealer_card: Card,
-    dealer_war_card: Card | None,
-) -> list[str]:
-    """Where the record differs from what the dealer dealt and the players did."""
-    problems: list[str] = []
-
-    def differs(what: str, recorded: object, dealt: object) -> None:
-        if recorded != dealt:
-            problems.append(f"{what}: recorded {recorded!r}, at the table {dealt!r}")
-
-    differs("round id", record["round_id"], round_id)
-    differs("void", record["void"], False)
-    differs("dealer card", record["dealer_card"], str(dealer_card))
-    differs("dealer war card", record["dealer_war_card"], _text(dealer_war_card))
-    by_position = {p["position"]: p for p in record["positions"]}
-    differs("playing positions", sorted(by_position), [h.position for h in hands])
-    for hand in hands:
-        rec = by_position.get(hand.position)
-        if rec is None or hand.card is None:
-            continue
-        where = f"P{hand.position}"
-        war_outcome = None
-        if hand.war_card is not None and dealer_war_card is not None:
-            war_outcome = _outcome(hand.war_card, dealer_war_card)
-        differs(f"{where} card", rec["card"], str(hand.card))
-        differs(f"{where} outcome", rec["outcome"], _outcome(hand.card, dealer_card))
-        differs(f"{where} decision", rec["decision"], hand.decision)
-        differs(f"{where} war card", rec["war_card"], _text(hand.war_card))
-        differs(f"{where} war outcome", rec["war_outcome"], war_outcome)
-        differs(
-            f"{where} wagers",
-            {w["spot"]: w["amount"] for w in rec["wagers"]},
-            _spots(initial=hand.initial, tie=hand.tie, war=hand.war, war_tie=hand.war_tie),
-        )
-    return problems
+        return await self.watch.stats_against(self.tally, since)

@@ -37,374 +37,35 @@ import asyncio
 import contextlib
 import json
 import logging
-import signal
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final, TypeVar
 
 from rich.console import Console
 from rich.logging import RichHandler
 
 from table_controller.engine.rules import RulesName
 from table_controller.feed.broker import BrokerConfigError, parse_broker_url
-from table_controller.pit.display import Link, PitModel, watch
-from table_controller.rigs.broker import BrokerError, MosquittoBroker, find_mosquitto, free_port
-from table_controller.rigs.dealer import Dealer, DemoError, Habits, RoundPlayed, Tally
-from table_controller.rigs.rig import TableRig, TableSpec
-from table_controller.service.config import TableConfig
-from table_controller.service.service import TableService
+from table_controller.rigs.demo_broker import BrokerImpl, DemoBroker, watch_line
+from table_controller.rigs.demo_play import (
+    HEADLESS_SPEED,
+    SITE,
+    TABLE_ID,
+    DemoOptions,
+    DemoResult,
+    catch_signals,
+    play_demo,
+    release_signals,
+)
+from table_controller.rigs.demo_text import money, round_line, summary_line
+from table_controller.rigs.errors import BrokerError, DemoError
+from table_controller.rigs.people import Habits
+from table_controller.rigs.tally import RoundPlayed
+
+# What the demo's users (tests, the README's commands) find here.
+__all__ = ["SITE", "TABLE_ID", "configure", "money", "run"]
 
 log = logging.getLogger(__name__)
-
-TABLE_ID: Final = "war-07"
-SITE: Final = "demo"
-# Table limits in cents (DEVICES.md); the simulated players bet within them.
-LIMITS: Final = {"initial": (500, 100_000), "tie": (100, 10_000)}
-STATS_SLACK_S: Final = 1.0
-"""The table's stats published since the demo started count; older retained ones do not."""
-CONNECT_TIMEOUT_S: Final = 5.0
-PIT_FINAL_S: Final = 3.0
-"""How long the pit view may take to show the table offline when the demo stops."""
-
-HEADLESS_SPEED: Final = 20.0
-"""Nobody watches a headless run at a person's pace: about a second a round."""
-
-_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
-T = TypeVar("T")
-
-
-class BrokerImpl(StrEnum):
-    """Which broker the demo embeds when no ``--broker`` is given."""
-
-    AUTO = "auto"
-    MOSQUITTO = "mosquitto"
-    AMQTT = "amqtt"
-
-
-@dataclass(frozen=True, slots=True)
-class DemoBroker:
-    url: str
-    protocol: str
-    """``"5"``, or ``"3.1.1"`` for a broker without MQTT 5 (amqtt)."""
-    name: str
-
-
-@contextlib.asynccontextmanager
-async def _amqtt_broker() -> AsyncIterator[int]:
-    """amqtt in this process on a free loopback port; yields the port."""
-    from amqtt.broker import Broker  # only on this path: mosquitto needs none of it
-
-    port = free_port()
-    broker = Broker(
-        {
-            "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
-            # Only anonymous access on loopback: no $SYS topics and no packet logging.
-            "plugins": {
-                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
-            },
-        }
-    )
-    await broker.start()
-    try:
-        yield port
-    finally:
-        await broker.shutdown()
-
-
-async def _reachable(broker: DemoBroker) -> None:
-    """A clear error, at once, when nothing listens at an external broker's address.
-
-    Not for the embedded ones: amqtt takes a connection without MQTT as an error.
-    """
-    address = parse_broker_url(broker.url)
-    try:
-        async with asyncio.timeout(CONNECT_TIMEOUT_S):
-            _, writer = await asyncio.open_connection(address.host, address.port)
-    except (OSError, TimeoutError) as exc:
-        raise DemoError(f"{broker.name}: cannot connect ({exc or 'timed out'})") from exc
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-
-
-@contextlib.asynccontextmanager
-async def demo_broker(
-    url: str | None = None,
-    impl: BrokerImpl = BrokerImpl.AUTO,
-    protocol: str = "5",
-) -> AsyncIterator[DemoBroker]:
-    """The broker the demo uses: ``url`` when given, else an embedded one.
-
-    ``BrokerImpl.AUTO`` embeds mosquitto when :func:`find_mosquitto` finds it,
-    else amqtt. :class:`BrokerError` when mosquitto is asked for and missing.
-    """
-    if url is not None:
-        external = DemoBroker(url, protocol, f"broker {url}")
-        await _reachable(external)
-        yield external
-        return
-    if impl is BrokerImpl.AUTO:
-        impl = BrokerImpl.MOSQUITTO if find_mosquitto() else BrokerImpl.AMQTT
-    if impl is BrokerImpl.MOSQUITTO:
-        with MosquittoBroker() as broker:
-            yield DemoBroker(broker.url, "5", f"embedded mosquitto at {broker.url}")
-        return
-    async with _amqtt_broker() as port:
-        # MQTT.md: amqtt speaks 3.1.1 only.
-        url = f"mqtt://127.0.0.1:{port}"
-        yield DemoBroker(url, "3.1.1", f"embedded amqtt (MQTT 3.1.1) at {url}")
-
-
-# ---------------------------------------------------------------- what is printed
-
-
-def money(cents: int | None) -> str:
-    """Signed dollars and cents (``+$25.00``, ``-$12.50``); ``--`` when unknown."""
-    if cents is None:
-        return "--"
-    sign = "-" if cents < 0 else "+"
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}${whole}.{part:02d}"
-
-
-def _position_text(p: Mapping[str, Any]) -> str:
-    words = [f"P{p['position']}", p["card"] or "??", p["outcome"] or "?"]
-    if p["decision"] is not None:
-        words.append(p["decision"])
-    if p["war_card"] is not None:
-        words += [p["war_card"], p["war_outcome"] or "?"]
-    words.append(money(p["net"]))
-    return " ".join(words)
-
-
-def round_line(played: RoundPlayed) -> str:
-    """One round as the headless demo prints it:
-
-    ``round 12  dealer 9H war 5D  P1 7H lose -$25.00 | P3 9D tie war KH win +$50.00
-    net +$25.00  alerts MISREAD`` (``alerts -`` when none).
-    """
-    r = played.record
-    dealer = f"dealer {r['dealer_card'] or '??'}"
-    if r["dealer_war_card"] is not None:
-        dealer += f" war {r['dealer_war_card']}"
-    if r["void"]:
-        hands = f"void ({r['void_reason']})"
-    else:
-        hands = " | ".join(_position_text(p) for p in r["positions"])
-    alerts = ",".join(played.alert_codes) or "-"
-    return f"round {r['round_id']:>4}  {dealer}  {hands}  net {money(r['net'])}  alerts {alerts}"
-
-
-def _codes(counts: tuple[tuple[str, int], ...]) -> str:
-    return ", ".join(f"{code} {n}" for code, n in counts)
-
-
-def summary_line(tally: Tally) -> str:
-    alerts = f"alerts {tally.alerts}"
-    if tally.alerts_by_code:
-        alerts += f" ({_codes(tally.alerts_by_code)})"
-    return (
-        f"rounds {tally.rounds}, ties {tally.ties}, wars {tally.wars}, "
-        f"surrenders {tally.surrenders}, voids {tally.voids}, {alerts}, "
-        f"players' net {money(tally.players_net)}"
-    )
-
-
-# ---------------------------------------------------------------- the demo
-
-
-@dataclass(frozen=True, slots=True)
-class DemoOptions:
-    rounds: int | None = None
-    headless: bool = False
-    speed: float = 1.0
-    seed: int | None = None
-    rules: RulesName = RulesName.NY
-    broker: str | None = None
-    protocol: str = "5"
-    broker_impl: BrokerImpl = BrokerImpl.AUTO
-    habits: Habits = field(default_factory=Habits)
-    json_summary: Path | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DemoResult:
-    tally: Tally
-    interrupted: bool
-    problems: tuple[str, ...]
-    broker: str
-
-
-class _Offline:
-    """Set when, after :meth:`arm`, a message shows the demo table offline in the pit."""
-
-    def __init__(self) -> None:
-        self.event = asyncio.Event()
-        self._messages = 0
-        self._armed_at: int | None = None
-
-    def arm(self) -> None:
-        self._armed_at = self._messages
-
-    def update(self, model: PitModel) -> None:
-        self._messages = model.messages
-        if self._armed_at is None or model.messages <= self._armed_at:
-            return
-        view = model.table(TABLE_ID, SITE)
-        if view is not None and view.link is Link.OFFLINE:
-            self.event.set()
-
-
-def _catch_signals(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
-    for sig in _SIGNALS:
-        # Not on the main thread (or not on POSIX): the caller stops by other means.
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
-
-
-def _release_signals(loop: asyncio.AbstractEventLoop) -> None:
-    for sig in _SIGNALS:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(sig)
-
-
-async def _until(stop: asyncio.Event, work: Coroutine[Any, Any, T]) -> tuple[bool, T | None]:
-    """Run ``work`` until it ends, ``(True, result)``, or until ``stop``, ``(False, None)``."""
-    task = asyncio.create_task(work, name="demo-dealer")
-    stopper = asyncio.create_task(stop.wait(), name="demo-stop")
-    try:
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for t in (task, stopper):
-            t.cancel()
-        await asyncio.gather(task, stopper, return_exceptions=True)
-    # The work's own error (a DemoError) is raised here.
-    return (False, None) if task.cancelled() else (True, task.result())
-
-
-class _Controller:
-    """The production service in this process (``table-controller run``'s code).
-
-    Run without :func:`~table_controller.service.service.serve`'s own signal handlers: the
-    demo handles SIGINT/SIGTERM for everything, from start to end, so a second
-    Ctrl-C while stopping is no different from the first. A service that ends by
-    itself (a failure) sets ``stop``, so the demo ends with its error.
-    """
-
-    def __init__(self, cfg: TableConfig, stop: asyncio.Event) -> None:
-        self.service = TableService(cfg)
-        self._stop = stop
-        self._service_stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self.service.run(self._service_stop), name="table-service")
-        self._task.add_done_callback(lambda _: self._stop.set())
-        # Let it begin: a task cancelled before its first step never runs its cleanup,
-        # and the service's journal must close.
-        await asyncio.sleep(0)
-
-    async def stop(self) -> None:
-        """Stop the service: it publishes its final status (``online: false``) and ends."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        self._service_stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-class _Pit:
-    """The pit view of the demo table on ``console``, until :meth:`stop`."""
-
-    def __init__(self, broker: DemoBroker, console: Console) -> None:
-        self._stop = asyncio.Event()
-        self._offline = _Offline()
-        self._task = asyncio.create_task(
-            watch(
-                broker.url,
-                SITE,
-                console=console,
-                stop=self._stop,
-                protocol=broker.protocol,
-                model=PitModel(site=SITE),
-                on_update=self._offline.update,
-            ),
-            name="demo-pit",
-        )
-
-    def expect_offline(self) -> None:
-        """The table is about to stop: its final status (offline, MQTT.md) comes next."""
-        self._offline.arm()
-
-    async def stop(self, *, await_offline: bool) -> None:
-        """Stop, once the view shows the table offline when ``await_offline``."""
-        if await_offline:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(PIT_FINAL_S):
-                    await self._offline.event.wait()
-        self._stop.set()
-        await self._task
-
-
-async def play_demo(
-    opts: DemoOptions,
-    stop: asyncio.Event,
-    *,
-    console: Console | None = None,
-    on_round: Callable[[RoundPlayed], None] | None = None,
-) -> DemoResult:
-    """Run the demo until ``opts.rounds`` are played or ``stop`` is set.
-
-    With ``console`` the pit view is shown on it. A :class:`DemoError` when the
-    table stops answering.
-    """
-    since = datetime.now(UTC) - timedelta(seconds=STATS_SLACK_S)
-    with tempfile.TemporaryDirectory(prefix="table-controller-demo-") as tmp:
-        async with demo_broker(opts.broker, opts.broker_impl, opts.protocol) as broker:
-            spec = TableSpec(
-                table_id=TABLE_ID,
-                site=SITE,
-                rules=opts.rules.value,
-                seed=opts.seed,
-                protocol=broker.protocol,
-                limits=LIMITS,
-            )
-            async with contextlib.AsyncExitStack() as stack:
-                try:
-                    rig = await stack.enter_async_context(TableRig(broker.url, Path(tmp), spec))
-                except TimeoutError as exc:
-                    raise DemoError(f"{broker.name}: no answer to a subscription") from exc
-                assert rig.config is not None
-                controller = _Controller(rig.config, stop)
-                await controller.start()
-                pit = _Pit(broker, console) if console is not None else None
-                try:
-                    dealer = Dealer(
-                        rig, seed=opts.seed, speed=opts.speed, habits=opts.habits, on_round=on_round
-                    )
-                    finished, _ = await _until(stop, dealer.play(opts.rounds))
-                    if finished:
-                        problems = dealer.tally.disagreements
-                        problems += await dealer.check_stats(since)
-                    else:
-                        # A round may have ended as the stop came: it counts too.
-                        dealer.take_unchecked()
-                        problems = dealer.tally.disagreements
-                finally:
-                    if pit is not None:
-                        pit.expect_offline()
-                    await controller.stop()
-                    if pit is not None:
-                        # The last view shows the table's final status.
-                        await pit.stop(await_offline=controller.service.ready.is_set())
-    return DemoResult(dealer.tally, not finished, problems, broker.name)
-
 
 # ---------------------------------------------------------------- CLI
 
@@ -426,6 +87,16 @@ def _speed(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text}: the speed must be above 0")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"{text}: a port is 1..65535")
     return value
 
 
@@ -469,6 +140,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--broker", metavar="URL", help="use this broker (mqtt://HOST[:PORT]) instead of one's own"
     )
     parser.add_argument(
+        "--broker-port",
+        type=_port,
+        metavar="PORT",
+        help="the embedded broker's port, so that others can watch it there (default: a free one)",
+    )
+    parser.add_argument(
         "--protocol",
         choices=["5", "3.1.1"],
         default="5",
@@ -509,6 +186,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _options(args: argparse.Namespace) -> DemoOptions:
     if args.broker is not None and args.broker_impl != BrokerImpl.AUTO.value:
         raise ValueError("--broker-impl chooses an embedded broker: not with --broker")
+    if args.broker is not None and args.broker_port is not None:
+        raise ValueError("--broker-port is the embedded broker's: not with --broker")
     if args.broker is None and args.protocol != "5":
         raise ValueError("--protocol is for --broker; the embedded broker sets its own")
     if args.broker is not None:
@@ -525,6 +204,7 @@ def _options(args: argparse.Namespace) -> DemoOptions:
         broker=args.broker,
         protocol=args.protocol,
         broker_impl=BrokerImpl(args.broker_impl),
+        broker_port=args.broker_port,
         habits=Habits(misread=args.misreads, past_post=args.past_posts),
         json_summary=args.json_summary,
     )
@@ -542,7 +222,7 @@ def _log_disagreements(played: RoundPlayed) -> None:
 async def _main(opts: DemoOptions, console: Console | None) -> DemoResult:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    _catch_signals(loop, stop)
+    catch_signals(loop, stop)
 
     def on_round(played: RoundPlayed) -> None:
         if opts.headless:
@@ -550,10 +230,17 @@ async def _main(opts: DemoOptions, console: Console | None) -> DemoResult:
         else:
             _log_disagreements(played)  # shown above the pit view as they happen
 
+    def on_broker(broker: DemoBroker) -> None:
+        # Headless too: a reader finds the demo's broker from outside (README).
+        if console is not None:
+            console.print(watch_line(broker, SITE), markup=False, highlight=False)
+        else:
+            print(watch_line(broker, SITE), flush=True)
+
     try:
-        return await play_demo(opts, stop, console=console, on_round=on_round)
+        return await play_demo(opts, stop, console=console, on_round=on_round, on_broker=on_broker)
     finally:
-        _release_signals(loop)
+        release_signals(loop)
 
 
 @contextlib.contextmanager

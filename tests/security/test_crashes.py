@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from table_controller.rigs.broker import BrokerGate
 from table_controller.rigs.rig import TableRig, TableSpec
-from table_controller.rigs.scenario import _BrokerGate
 from table_controller.service.publisher_drain import KILL_BEFORE_MARK_ENV
 from tests.security.crash_rig import (
     CrashableBroker,
@@ -73,7 +73,7 @@ async def test_broker_sigkill_mid_round(broker: CrashableBroker, tmp_path: Path)
     # The controller reaches the broker through a gate that the test keeps shut
     # after the kill until the observer is subscribed again: a broker killed with
     # SIGKILL forgets every session, so what came before would go to nobody.
-    gate = _BrokerGate(broker.url)
+    gate = BrokerGate(broker.url)
     await gate.open()
     rig = TableRig(broker.url, tmp_path, TableSpec(seed=1, rules="ny"))
     try:

@@ -19,7 +19,8 @@ from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.subscriber import Recorder
 from table_controller.recorder.web.embedded import embedded_pit
 from table_controller.recorder.web.users import add_user
-from table_controller.rigs.dealer import Dealer, Habits, Pace
+from table_controller.rigs.dealer import Dealer
+from table_controller.rigs.people import Habits, Pace
 from table_controller.rigs.rig import TableRig, TableSpec
 
 CHROMIUM: Final = "/usr/bin/chromium"
