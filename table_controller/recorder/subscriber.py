@@ -214,7 +214,7 @@ class Recorder:
                         await self._publish(self.book.acks())
                         continue
                 batch, self._pending = self._pending[:BATCH_MAX], self._pending[BATCH_MAX:]
-                await self._commit(batch)
+                await self._commit(self.book.with_epochs(batch))
                 await self._publish(self.book.acks())
         finally:
             stop.cancel()
