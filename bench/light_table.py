@@ -67,6 +67,7 @@ class LightTable:
         self.acked_event = asyncio.Event()
         self.replays: list[tuple[int, int]] = []
         self.rounds: list[dict[str, Any]] = []
+        self._last_end = datetime.min.replace(tzinfo=UTC)
         self._queue: asyncio.Queue[int] = asyncio.Queue()
         self._client: aiomqtt.Client | None = None
         self._connected = asyncio.Event()
@@ -109,7 +110,8 @@ class LightTable:
     def deal_round(self) -> dict[str, Any]:
         """One settled round: its events and its record, enqueued in order."""
         self.round_id += 1
-        started = datetime.now(UTC)
+        # Times at millisecond resolution, as published, strictly after the last round's.
+        started = max(datetime.now(UTC), self._last_end + timedelta(milliseconds=1))
         at = started
         deck = [r + s for r in RANKS for s in SUITS]
         self.rng.shuffle(deck)
@@ -150,6 +152,7 @@ class LightTable:
                 | {"wagers": [wager | {"net_per_unit": per_unit, "net": wager_net}]}
             )
         ended = started + timedelta(milliseconds=1)
+        self._last_end = ended
         self._event("round_settled", ended, net=net)
         record = self._envelope("war-round/1", ended) | {
             "round_id": self.round_id,

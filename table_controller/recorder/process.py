@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 DB_START_ATTEMPTS: Final = 30
 
 
-class _Server(uvicorn.Server):
+class ApiServer(uvicorn.Server):
     """uvicorn without its own signal handlers: this process owns SIGTERM."""
 
     @contextlib.contextmanager
@@ -59,13 +59,13 @@ async def serve(cfg: RecorderConfig) -> None:
     log.info("database %s at schema version %d", cfg.database.url.split("@")[-1], version)
     live = LiveHub()
     recorder = Recorder(cfg.mqtt, db, live=live)
-    server: _Server | None = None
+    server: ApiServer | None = None
     if cfg.http.listen is not None:
         host, port = parse_listen(cfg.http.listen)
         config = uvicorn.Config(
             build_app(db, live), host=host, port=port, log_level="warning", lifespan="off"
         )
-        server = _Server(config)
+        server = ApiServer(config)
 
     def stop() -> None:
         log.info("stopping: committing and acknowledging what arrived")
