@@ -13,6 +13,9 @@ service
 tables
     50 and 200 tables on one Mosquitto with the pit consuming everything
     (``bench/tables.py``)
+journal
+    write cost, restart time and file size after 1,000 rounds through the
+    service's write path (``bench/journal.py``; ``make bench`` also runs 100,000)
 
 Each writes ``bench/results/<name>.json`` (or under ``--out-dir``) and prints
 its figures; the summary compares them with the targets. ``--quick`` runs each
@@ -32,7 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import devices, engine, latency, service, tables
+from bench import devices, engine, journal, latency, service, tables
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -45,6 +48,7 @@ BENCHMARKS: dict[str, tuple[Main, list[str]]] = {
     "latency": (latency.main, ["--quick"]),
     "service": (service.main, ["--quick"]),
     "tables": (tables.main, ["--quick"]),
+    "journal": (journal.main, ["--rounds", "20", "--keep-days", "0"]),
 }
 
 
@@ -74,18 +78,25 @@ def summary(out_dir: Path, names: Sequence[str]) -> list[str]:
             f"{d['shoe_reads_per_s_over_pty']:,} shoe reads/s through the driver"
         )
     if "latency" in names and (lat := _load(out_dir / "latency.json")):
-        for run in lat["runs"]:
-            lines.append(
-                f"(b) latency, broker {run['broker']}, journal on {run['filesystem']}: "
-                f"p50 {run['p50_ms']} / p99 {run['p99_ms']} / max {run['max_ms']} ms "
-                f"over {run['count']} cards; target p99 ≤ {lat['target_p99_ms']} ms: "
-                f"{_verdict(run['meets_target'])}"
-            )
-        for floor in lat["paho_floor"]:
-            lines.append(
-                f"    paho floor, broker {floor['broker']}: p50 {floor['p50_ms']} / "
-                f"p99 {floor['p99_ms']} / max {floor['max_ms']} ms"
-            )
+        meets = lat["meets"]
+        lines.append(
+            f"(b) latency, idle: p50 {lat['p50_ms']} / p99 {lat['p99_ms']} / max "
+            f"{lat['max_ms']} ms over {lat['cards']} cards (floor p50 {lat['floor_p50_ms']}, "
+            f"commit p50 {lat['commit_p50_ms']}); p99 ≤ 2 ms: {_verdict(meets['p99_ms'])}, "
+            f"p50 ≤ 2×floor+commit: {_verdict(meets['p50_ms'])}; CPU "
+            f"{lat['cpu_ms_per_round']} ms/round: {_verdict(meets['cpu_ms_per_round'])}"
+        )
+        load = lat["load"]
+        lines.append(
+            f"    under load (a card every {load['card_every_s']} s): p99 {load['p99_ms']} ms, "
+            f"round_settled p99 {load['round_settled_p99_ms']} ms"
+        )
+    if "journal" in names and (j := _load(out_dir / "journal.json")):
+        lines.append(
+            f"(j) journal, {j['rounds']:,} rounds: {j['write_ms_per_round']} ms/round, "
+            f"restart {j['restart_s']} s ({j['inputs_replayed_at_restart']} inputs replayed), "
+            f"{j['file_bytes']:,} bytes"
+        )
     if "service" in names and (s := _load(out_dir / "service.json")):
         lines.append(
             f"(c) service: online in {s['online_s_max']} s (worst of {len(s['starts'])}), "

@@ -10,7 +10,7 @@ each of ``--starts`` cold starts, a new :class:`~table_controller.rigs.rig.Table
   subscriber that was listening before the process started, and to the first
   ``status`` with every device ``ok``;
 * the resident memory (``VmRSS`` of ``/proc/<pid>/status``) once online, and
-  after the :class:`~bench.latency.Dealer` has played ``--rounds`` rounds at
+  after the :class:`~table_controller.rigs.dealer.Dealer` has played ``--rounds`` rounds at
   seven positions through the simulators, with the peak (``VmHWM``);
 * a restart: ``SIGTERM`` (the service publishes ``online: false`` and exits),
   then ``table-controller run`` again on the same journal, which it replays
@@ -35,17 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.latency import (
-    ONLINE_WAIT_S,
-    POSITIONS,
-    RESULTS_DIR,
-    BenchError,
-    Dealer,
-    machine,
-    now_iso,
-    write_results,
-)
+from bench.figures import NODELAY, RESULTS_DIR, BenchError, machine, now_iso, write_results
+from bench.latency import HABITS, ONLINE_WAIT_S, POSITIONS
 from table_controller.rigs.broker import MosquittoBroker
+from table_controller.rigs.dealer import Dealer
 from table_controller.rigs.rig import Observer, TableRig, TableSpec
 from table_controller.service.journal import Journal
 
@@ -108,14 +101,15 @@ async def one_start(
             await _online_after(rig, seen, devices=True)
             ready_s = time.perf_counter() - start
             at_online = memory_mb(proc.pid)
-            dealer = Dealer(rig, seed=seed)
+            dealer = Dealer(rig, seed=seed, habits=HABITS, speed=50.0)
             await dealer.open_table()
             for _ in range(rounds):
                 if time.monotonic() > deadline:
-                    raise BenchError(f"out of time after {dealer.rounds} rounds")
+                    raise BenchError(f"out of time after {len(dealer.played)} rounds")
                 await dealer.play_round()
             await rig.wait_rounds(rounds)
             after_rounds = memory_mb(proc.pid)
+            cards = sum(1 for e in rig.observer.of("events") if e["type"] == "card")
         finally:
             # SIGTERM: the service publishes its final status and closes cleanly.
             rig.kill_controller_process(signal.SIGTERM)
@@ -140,8 +134,8 @@ async def one_start(
         "rss_online_mb": at_online["VmRSS"],
         "rss_after_rounds_mb": after_rounds["VmRSS"],
         "rss_peak_mb": after_rounds.get("VmHWM", after_rounds["VmRSS"]),
-        "rounds": dealer.rounds,
-        "cards": dealer.cards,
+        "rounds": len(dealer.played),
+        "cards": cards,
         "restart_online_s": round(restart_online_s, 3),
     }
 
@@ -174,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rounds = QUICK_ROUNDS if args.quick else max(1, args.rounds)
     deadline = time.monotonic() + args.timeout
 
-    with MosquittoBroker() as broker:
+    with MosquittoBroker(extra_config=NODELAY) as broker:
         runs = asyncio.run(all_starts(broker, starts, rounds, args.seed, deadline))
     online = [r["online_s"] for r in runs]
     rss = [r["rss_after_rounds_mb"] for r in runs]

@@ -11,8 +11,9 @@ message path of a controller from the engine on: a
 SQLite :class:`~table_controller.service.journal.Journal` with its outbox, input and
 messages committed in one transaction) and a
 :class:`~table_controller.service.publisher.Publisher` with its own MQTT 5 connection
-(client id = table id, QoS 1, PUBACKs awaited, the retained last will). A
-dealer loop feeds each runner what its devices would: devices online,
+(client id = table@site, QoS 1, PUBACKs awaited, the retained last will), wired
+by the service's own composition (``service/compose.py``). A dealer loop
+(``bench/feeder.py``) feeds each runner what its devices would: devices online,
 ``SHUFFLED``, the dealer, a seeded layout of wagers on seven positions with
 chip values, ``NO_MORE_BETS``, card reads from a seeded shoe with its cover
 card, war chips and ``WAR`` or ``SURRENDER`` on ties; one input every
@@ -49,59 +50,37 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import io
 import json
 import logging
 import os
-import random
 import shutil
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 from rich.console import Console
 
-from bench.latency import RESULTS_DIR, BenchError, machine, now_iso, write_results
-from table_controller.engine import (
-    DECK,
-    CardRead,
-    ConsolePress,
-    ConsoleReply,
-    CoverRead,
-    DeviceOnline,
-    Input,
-    Outcome,
-    Phase,
-    SpotsChanged,
-    spot_bit,
+from bench.figures import NODELAY, RESULTS_DIR, BenchError, machine, now_iso, write_results
+from bench.tables_pit import (
+    CountingPitModel,
+    DiscardCounter,
+    Nowhere,
+    mosquitto_cpu_s,
+    pit_subscriber,
+    time_render,
+    wait_complete,
 )
-from table_controller.engine.inputs import DEVICE_NAMES
-from table_controller.pit.display import (
-    KEEPALIVE_S,
-    MAX_QUEUED_MESSAGES,
-    BrokerLink,
-    PitModel,
-    render,
-    watch,
-)
+from bench.tables_table import CONNECT_WAIT_S, worker_main
+from table_controller.pit.display import BrokerLink, PitModel, watch
 from table_controller.rigs.broker import MosquittoBroker
-from table_controller.service.config import parse_config
-from table_controller.service.journal import Journal, OutboxMessage
-from table_controller.service.publisher import Publisher
-from table_controller.service.runner import TableRunner
 
 RESULTS = RESULTS_DIR / "tables.json"
 TABLE_COUNTS = (50, 200)
 TARGET_TABLES = 200
-POSITIONS = 7
-DECKS = 6
 ROUNDS = 20
 PACE_S = 0.05
 """Seconds between one table's inputs (jittered ±50 %). A round here is about eleven
@@ -109,376 +88,8 @@ inputs, so about 0.55 s when the pace is kept; a live round takes some 40 s."""
 QUICK_TABLES = (2,)
 QUICK_ROUNDS = 2
 QUICK_PACE_S = 0.01
-SITE = "bench"
-CONNECT_WAIT_S = 60.0
-DRAIN_WAIT_S = 120.0
-"""After the last worker finished: how long the pit may take to receive the rest."""
-QUIET_S = 15.0
-"""...unless nothing at all arrives for this long."""
-PIT_FILTER = "casino/#"
 RUN_TIMEOUT_S = 900.0
-STEPS_PER_ROUND = 64
-"""A round is at most 1 + P + 1 + 3 + P + 1 cards, a cover card and P decisions."""
-BETS = (500, 1000, 2500, 10000)
-TIE_BETS = (100, 500)
 NON_RETAINED = ("events", "rounds", "alerts")
-
-
-# ---------------------------------------------------------------- a light table
-
-
-class CountingJournal(Journal):
-    """The real journal, noting which messages were enqueued and which the broker took."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.kinds: dict[str, str] = {}
-        self.enqueued: Counter[str] = Counter()
-        self.sent: dict[str, list[str]] = {}
-
-    def _note(self, messages: Sequence[OutboxMessage]) -> None:
-        for msg in messages:
-            kind = msg.topic.rsplit("/", 1)[-1]
-            self.kinds[msg.id] = kind
-            self.enqueued[kind] += 1
-
-    def record(
-        self,
-        input_json: Mapping[str, Any],
-        messages: Sequence[OutboxMessage],
-        *,
-        now: datetime | None = None,
-    ) -> int:
-        n = super().record(input_json, messages, now=now)
-        self._note(messages)
-        return n
-
-    def enqueue(self, messages: Sequence[OutboxMessage], *, now: datetime | None = None) -> None:
-        super().enqueue(messages, now=now)
-        self._note(messages)
-
-    def mark_sent(self, ids: Sequence[str], *, now: datetime | None = None) -> None:
-        super().mark_sent(ids, now=now)
-        for id_ in ids:
-            self.sent.setdefault(self.kinds.get(id_, "?"), []).append(id_)
-
-
-def table_config(table_id: str, broker_url: str, storage: Path) -> dict[str, Any]:
-    """A table's config; the device URLs are never opened (the dealer loop stands in)."""
-    return {
-        "table": {"id": table_id, "site": SITE, "rules": "ny", "decks": DECKS},
-        "devices": {
-            "shoe": "socket://127.0.0.1:9",
-            "console": "socket://127.0.0.1:9",
-            "sensors": "simusb://127.0.0.1:9",
-        },
-        "mqtt": {"url": broker_url},
-        "storage": {"path": str(storage)},
-    }
-
-
-class LightTable:
-    """The runner, journal and publisher of one table, and a dealer loop feeding it."""
-
-    def __init__(self, table_id: str, broker_url: str, workdir: Path, seed: int) -> None:
-        self.table_id = table_id
-        self.cfg = parse_config(table_config(table_id, broker_url, workdir / f"{table_id}.sqlite3"))
-        self.journal = CountingJournal(self.cfg.storage.path)
-        self.runner = TableRunner(self.cfg, self.journal)
-        self.connected = asyncio.Event()
-        self.publisher = Publisher(
-            self.cfg.mqtt,
-            client_id=table_id,
-            journal=self.journal,
-            will=lambda: self.runner.status_message(online=False),
-            on_connect=self._on_connect,
-        )
-        self.runner.wake_publisher = self.publisher.wake
-        self.rng = random.Random(seed)
-        self.k = 0
-        self.n = 0
-        self.inputs = 0
-        self.naks = 0
-        self.rounds = 0
-        self.shoe: list[str] = []
-        self.cover_at = 0
-        self.chips: dict[int, int] = {}
-
-    def _on_connect(self) -> None:
-        self.runner.enqueue_status()  # MQTT.md: status on every connect
-        self.connected.set()
-
-    # -- feeding the runner ---------------------------------------------------------
-
-    async def _feed(self, inp: Input, pace_s: float) -> None:
-        self.runner.handle(inp)
-        self.runner.flush_views()  # as the service's views task does
-        self.inputs += 1
-        # The device queues the service's tasks would drain: answers and lights.
-        while not self.runner.console_out.empty():
-            out = self.runner.console_out.get_nowait()
-            if isinstance(out, ConsoleReply) and out.reason is not None:
-                self.naks += 1
-        while not self.runner.lights_out.empty():
-            self.runner.lights_out.get_nowait()
-        await asyncio.sleep(pace_s * self.rng.uniform(0.5, 1.5))
-
-    async def _press(self, action: str, arg: str | None, pace_s: float) -> None:
-        self.k += 1
-        await self._feed(ConsolePress(datetime.now(UTC), self.k, action, arg), pace_s)
-
-    async def _layout(self, pace_s: float) -> None:
-        present = 0
-        for bit in self.chips:
-            present |= 1 << bit
-        values = tuple(sorted(self.chips.items()))
-        await self._feed(SpotsChanged(datetime.now(UTC), present, 0, values), pace_s)
-
-    async def _new_shoe(self, pace_s: float) -> None:
-        self.shoe = list(DECK) * DECKS
-        self.rng.shuffle(self.shoe)
-        self.cover_at = len(self.shoe) // 4  # cards left when the cover card comes (75 %)
-        await self._press("SHUFFLED", None, pace_s)
-
-    async def _next_card(self, pace_s: float) -> None:
-        state = self.runner.engine.state
-        if len(self.shoe) == self.cover_at and not state.shoe.cover_seen:
-            self.n += 1
-            await self._feed(CoverRead(datetime.now(UTC), self.n), pace_s)
-        self.n += 1
-        await self._feed(CardRead(datetime.now(UTC), self.n, self.shoe.pop()), pace_s)
-
-    async def _decide(self, pace_s: float) -> None:
-        state = self.runner.engine.state
-        tied = [h for h in state.round.hands if h.outcome is Outcome.TIE and h.decision is None]
-        war = [h for h in tied if self.rng.random() < 0.5]
-        for h in war:
-            self.chips[spot_bit(h.position, 2)] = h.initial.amount or BETS[0]
-        if war:
-            await self._layout(pace_s)
-        for h in tied:
-            await self._press("WAR" if h in war else "SURRENDER", str(h.position), pace_s)
-
-    async def play(self, rounds: int, pace_s: float) -> None:
-        """``rounds`` whole rounds at seven positions, one input every ``pace_s`` or so."""
-        for device in DEVICE_NAMES:
-            await self._feed(DeviceOnline(datetime.now(UTC), device), pace_s)
-        await self._new_shoe(pace_s)
-        await self._press("DEALER", f"D-{self.table_id}", pace_s)
-        for _ in range(rounds):
-            if self.runner.engine.state.phase is Phase.SHUFFLE_DUE:
-                await self._new_shoe(pace_s)
-            self.chips = {}
-            for p in range(1, POSITIONS + 1):
-                if self.rng.random() < 0.85:
-                    self.chips[spot_bit(p, 0)] = self.rng.choice(BETS)
-                    if self.rng.random() < 0.3:
-                        self.chips[spot_bit(p, 1)] = self.rng.choice(TIE_BETS)
-            if not self.chips:
-                self.chips[spot_bit(1, 0)] = BETS[0]
-            await self._layout(pace_s)
-            await self._press("NO_MORE_BETS", None, pace_s)
-            before = self.runner.engine.state.stats.rounds
-            for _ in range(STEPS_PER_ROUND):
-                state = self.runner.engine.state
-                if state.stats.rounds != before:
-                    break
-                if state.held:
-                    raise BenchError(f"{self.table_id}: round held by {state.alerts.open}")
-                if state.phase is Phase.TIE_DECISION:
-                    await self._decide(pace_s)
-                else:
-                    await self._next_card(pace_s)
-            else:
-                raise BenchError(f"{self.table_id}: the round did not end")
-            self.rounds += 1
-
-    def result(self) -> dict[str, Any]:
-        return {
-            "table": self.table_id,
-            "rounds": self.rounds,
-            "inputs": self.inputs,
-            "naks": self.naks,
-            "enqueued": dict(self.journal.enqueued),
-            "sent": self.journal.sent,
-            "outbox_depth": self.journal.outbox_depth(),
-        }
-
-
-# ---------------------------------------------------------------- a worker process
-
-
-async def run_worker(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Play the given tables; return what each enqueued and what the broker acknowledged."""
-    deadline = time.monotonic() + float(spec["timeout_s"])
-    workdir = Path(spec["workdir"])
-    tables = [
-        LightTable(table_id, spec["broker"], workdir, int(spec["seed"]) * 100_000 + i)
-        for i, table_id in enumerate(spec["tables"])
-    ]
-    publishers = [
-        asyncio.create_task(t.publisher.run(), name=f"publisher-{t.table_id}") for t in tables
-    ]
-    try:
-        async with asyncio.timeout(CONNECT_WAIT_S):
-            for t in tables:
-                await t.connected.wait()
-        start = time.perf_counter()
-        cpu_start = time.process_time()
-        remaining = max(1.0, deadline - time.monotonic())
-        async with asyncio.timeout(remaining):
-            await asyncio.gather(
-                *(t.play(int(spec["rounds"]), float(spec["pace_s"])) for t in tables)
-            )
-            played_s = time.perf_counter() - start
-            for t in tables:
-                await t.publisher.drained()
-        drained_s = time.perf_counter() - start
-        cpu_s = time.process_time() - cpu_start
-        return {
-            "tables": [t.result() for t in tables],
-            "played_s": round(played_s, 3),
-            "drained_s": round(drained_s, 3),
-            "cpu_s": round(cpu_s, 3),
-        }
-    finally:
-        for task in publishers:
-            task.cancel()
-        for task in publishers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        for t in tables:
-            t.journal.close()
-
-
-def worker_main(spec_json: str, out: Path) -> int:
-    spec = json.loads(spec_json)
-    result = asyncio.run(run_worker(spec))
-    out.write_text(json.dumps(result), encoding="utf-8")
-    return 0
-
-
-# ---------------------------------------------------------------- the pit side
-
-
-class CountingPitModel(PitModel):
-    """The pit's model, noting every message's ``id`` and when the messages came."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.deliveries = 0
-        self.received: set[str] = set()
-        self.first: float | None = None
-        self.last: float | None = None
-        self.missing: set[str] | None = None
-        self.complete = asyncio.Event()
-
-    def feed(self, topic: str, payload: bytes) -> bool:
-        now = time.perf_counter()
-        if self.first is None:
-            self.first = now
-        self.last = now
-        self.deliveries += 1
-        try:
-            msg_id = json.loads(payload).get("id")
-        except (ValueError, AttributeError):
-            msg_id = None
-        if isinstance(msg_id, str):
-            self.received.add(msg_id)
-            if self.missing is not None:
-                self.missing.discard(msg_id)
-                if not self.missing:
-                    self.complete.set()
-        return super().feed(topic, payload)
-
-    def expect(self, ids: set[str]) -> None:
-        """From now on ``complete`` is set once every id in ``ids`` was received."""
-        self.missing = ids - self.received
-        if not self.missing:
-            self.complete.set()
-
-
-class Nowhere(io.StringIO):
-    """A text stream that keeps nothing (the pit's screen, unseen)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-async def wait_complete(model: CountingPitModel) -> None:
-    """Until every expected message came, nothing came for ``QUIET_S``, or ``DRAIN_WAIT_S``."""
-    give_up = time.monotonic() + DRAIN_WAIT_S
-    seen = -1
-    while not model.complete.is_set() and time.monotonic() < give_up:
-        if model.deliveries == seen:
-            return  # quiet for QUIET_S: what is missing is not coming
-        seen = model.deliveries
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(QUIET_S):
-                await model.complete.wait()
-
-
-class DiscardCounter(logging.Handler):
-    """Counts the subscriber's "queue is full" discards (aiomqtt logs each one)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.discarded = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "Discarding message" in record.getMessage():
-            self.discarded += 1
-
-
-async def pit_subscriber(
-    broker: MosquittoBroker,
-    model: PitModel,
-    subscribed: asyncio.Event,
-    logger: logging.Logger,
-) -> None:
-    """One MQTT 5 subscriber feeding the pit's model, as the pit display's client does
-    (the same incoming queue bound: a pit that falls that far behind drops messages)."""
-    async with aiomqtt.Client(
-        broker.host,
-        broker.port,
-        logger=logger,
-        identifier=f"pit-bench-{uuid.uuid4().hex[:8]}",
-        protocol=aiomqtt.ProtocolVersion.V5,
-        keepalive=KEEPALIVE_S,
-        max_queued_incoming_messages=MAX_QUEUED_MESSAGES,
-    ) as client:
-        await client.subscribe(PIT_FILTER, qos=1)
-        subscribed.set()
-        async for message in client.messages:
-            payload = message.payload
-            data = bytes(payload) if isinstance(payload, bytes | bytearray) else b""
-            model.feed(message.topic.value, data)
-
-
-def time_render(model: PitModel) -> float:
-    """Seconds to draw the pit's whole view of ``model`` once on a terminal (160 × 60)."""
-    console = Console(file=Nowhere(), force_terminal=True, width=160, height=60)
-    start = time.perf_counter()
-    console.print(render(model))
-    return round(time.perf_counter() - start, 3)
-
-
-def mosquitto_cpu_s(config_path: Path) -> float | None:
-    """CPU seconds (user + system) of the mosquitto started with ``config_path``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            if str(config_path).encode() not in cmdline:
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # Fields after the command name: state is [0], utime [11], stime [12].
-        return (int(fields[11]) + int(fields[12])) / tick
-    return None
 
 
 async def run_tables(
@@ -707,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise BenchError(f"{journal_dir}: less than 256 MB free for the journals")
     runs = []
     for count in counts:
-        with MosquittoBroker() as broker:
+        with MosquittoBroker(extra_config=NODELAY) as broker:
             figures = asyncio.run(
                 run_tables(
                     broker,

@@ -86,6 +86,7 @@ def test_event_types_are_told_apart_by_type() -> None:
         "round_voided",
         "reshuffle_due",
         "alert",
+        "settings_changed",
     }
 
 

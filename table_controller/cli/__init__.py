@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("table_controller.service.service", "run the table service from a config file"),
     "odds": ("table_controller.tools.odds", "exact house edge of a rules profile"),
     "history": ("table_controller.tools.history", "hand records rebuilt from the journal"),
+    "journal": ("table_controller.cli.journal", "verify a journal's checkpoints (auditors)"),
     "pit": ("table_controller.pit.display", "live pit display of every table of a site"),
     "schema": ("table_controller.feed.schema", "write the JSON Schemas and AsyncAPI document"),
     "sim": ("simulators.cli", "run one simulated device for a test rig"),

@@ -40,6 +40,8 @@ class NakReason(StrEnum):
     NO_WAGERS = "NO_WAGERS"
     # A repeated press so old that its answer is no longer remembered.
     STALE_PRESS = "STALE_PRESS"
+    # GAME.md JOURNAL_FAULT: the press was not acted on (answered by the service).
+    JOURNAL_FAULT = "JOURNAL_FAULT"
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,6 +109,10 @@ class AlertCode(StrEnum):
     WAR_WAGER_MISMATCH = "WAR_WAGER_MISMATCH"
     WAGER_OUT_OF_LIMITS = "WAGER_OUT_OF_LIMITS"
     BROKER_REFUSED = "BROKER_REFUSED"
+    # Raised by the service, not the engine (GAME.md, MQTT.md).
+    JOURNAL_FAULT = "JOURNAL_FAULT"
+    REPLAY_UNAVAILABLE = "REPLAY_UNAVAILABLE"
+    IDENTITY_CONFLICT = "IDENTITY_CONFLICT"
 
 
 class ResolvedBy(StrEnum):
@@ -116,6 +120,7 @@ class ResolvedBy(StrEnum):
     CARD = "CARD"
     VOID_ROUND = "VOID_ROUND"
     DEVICE_ONLINE = "DEVICE_ONLINE"
+    JOURNAL = "JOURNAL"  # the service's JOURNAL_FAULT (GAME.md)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,19 +3,32 @@
 Ids of events, alerts and round records are derived from the journal's epoch
 and the event ``seq`` (or round id), so a message built again for the same
 event carries the same ``id`` and a subscriber drops the duplicate.
+
+Every non-retained message carries ``feed_seq``: one counter per table and
+epoch across ``events``, ``rounds`` and ``alerts``, +1 per message in outbox
+order (MQTT.md). The factory hands the numbers out; the runner commits them
+with the input, and after a failed commit starts again from the journal's.
+
+Events, alerts and round records are on a card's path: they are written as
+JSON straight from the engine's dicts, which are already in the contract's
+shape, instead of being validated again for every message (issue 12; the
+tests validate what these builders write against the payload models). The
+retained views and the status go through the models.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from fractions import Fraction
+from typing import Any, Final
 
 from table_controller.engine import Event, EventType, RoundRecorded
-from table_controller.feed.payloads import Envelope
+from table_controller.feed.payloads import TOPIC_RULES, Envelope, Topic, rfc3339
 from table_controller.service.config import TableConfig
-from table_controller.service.journal import OutboxMessage
+from table_controller.service.outbox import OutboxMessage
 
 # The fields of an alert that travel in the ``events`` stream; the whole alert
 # goes to ``alerts`` (MQTT.md).
@@ -31,40 +44,101 @@ _ALERT_FIELDS = (
     "resolved_by",
 )
 _ID_SPACE = uuid.UUID("6f1d3c52-8a4e-4b8e-9a57-3c1f0e2d7b90")
+_QOS: Final = TOPIC_RULES[Topic.EVENTS].qos
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, datetime):
+        return rfc3339(value)
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+_ENCODE: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default
+).encode
+
+
+def _ms(text: str) -> str:
+    """An engine time (RFC 3339, UTC, ``Z``, any fraction) as the payloads write it:
+    milliseconds, as :func:`rfc3339` does."""
+    head, _, frac = text[:-1].partition(".")
+    return f"{head}.{frac[:3]:0<3}Z"
 
 
 class MessageFactory:
-    """Builds every message the table publishes, validated against its payload model."""
+    """Builds every message the table publishes; hands out ``feed_seq``."""
 
-    def __init__(self, cfg: TableConfig, *, epoch: str) -> None:
+    def __init__(self, cfg: TableConfig, *, epoch: str, last_feed_seq: int = 0) -> None:
         self.envelope = Envelope.from_config(cfg)
         self.epoch = epoch
         self.rules = cfg.rules.name.value
+        self.feed_seq = last_feed_seq
+        self._topics = {t: self.envelope.topic(t) for t in (Topic.EVENTS, Topic.ALERTS)}
+        self._topics[Topic.ROUNDS] = self.envelope.topic(Topic.ROUNDS)
 
-    def _id(self, kind: str, number: int) -> str:
+    def _id(self, kind: str, number: int | str) -> str:
         return str(uuid.uuid5(_ID_SPACE, f"{self.envelope.table}/{self.epoch}/{kind}/{number}"))
+
+    def _feed(
+        self, topic: Topic, schema: str, id: str, ts: datetime, body: dict[str, Any]
+    ) -> OutboxMessage:
+        self.feed_seq += 1
+        payload = {
+            "schema": schema,
+            "id": id,
+            "table": self.envelope.table,
+            "site": self.envelope.site,
+            "ts": rfc3339(ts),
+            **body,
+            "feed_seq": self.feed_seq,
+        }
+        return OutboxMessage(
+            id=id,
+            topic=self._topics[topic],
+            payload=_ENCODE(payload).encode("utf-8"),
+            qos=_QOS,
+            retain=False,
+            feed_seq=self.feed_seq,
+        )
 
     def event(self, event: Event) -> list[OutboxMessage]:
         """The ``events`` message, and for an alert also its ``alerts`` message."""
-        data = dict(event.data)
+        data = event.data
         body: dict[str, Any] = {
             "seq": event.seq,
             "epoch": self.epoch,
             "round_id": event.round_id,
             "type": event.type,
         }
+        eid = self._id("event", event.seq)
         if event.type == EventType.ALERT:
             body.update({k: data[k] for k in _ALERT_EVENT_FIELDS})
             alert = {k: data.get(k) for k in _ALERT_FIELDS}
             return [
-                self.envelope.event(body, ts=event.at, id=self._id("event", event.seq)),
-                self.envelope.alert(alert, ts=event.at, id=self._id("alert", event.seq)),
+                self._feed(Topic.EVENTS, "table-event/1", eid, event.at, body),
+                self._feed(
+                    Topic.ALERTS, "table-alert/1", self._id("alert", event.seq), event.at, alert
+                ),
             ]
         body.update(data)
-        return [self.envelope.event(body, ts=event.at, id=self._id("event", event.seq))]
+        return [self._feed(Topic.EVENTS, "table-event/1", eid, event.at, body)]
+
+    def service_alert(self, alert: Mapping[str, Any], *, ts: datetime, key: str) -> OutboxMessage:
+        """An ``alerts`` message the service raises itself (JOURNAL_FAULT…); ``key``: its id."""
+        body = {k: alert.get(k) for k in _ALERT_FIELDS}
+        return self._feed(Topic.ALERTS, "table-alert/1", self._id("alert", key), ts, body)
+
+    def round_id(self, round_id: int) -> str:
+        """The message id of round ``round_id``'s record."""
+        return self._id("round", round_id)
 
     def round_record(self, out: RoundRecorded, *, ts: datetime) -> OutboxMessage:
-        return self.envelope.round_record(out.record, ts=ts, id=self._id("round", out.round_id))
+        record = dict(out.record)
+        record["started"] = _ms(record["started"])
+        record["ended"] = _ms(record["ended"])
+        return self._feed(Topic.ROUNDS, "war-round/1", self.round_id(out.round_id), ts, record)
 
     def state(self, view: Mapping[str, Any], *, ts: datetime) -> OutboxMessage:
         return self.envelope.state(state_payload(view), ts=ts)

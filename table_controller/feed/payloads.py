@@ -61,7 +61,7 @@ from table_controller.engine.state import Phase as Phase
 from table_controller.engine.state import ResolvedBy as ResolvedBy
 from table_controller.engine.state import Role, Source, SpotKind
 from table_controller.engine.state import Severity as Severity
-from table_controller.service.journal import OutboxMessage
+from table_controller.service.outbox import OutboxMessage
 
 if TYPE_CHECKING:
     from table_controller.service.config import TableConfig
@@ -180,6 +180,9 @@ Odds: TypeAlias = Annotated[str, Field(pattern=r"^\d+:\d+$")]
 Text: TypeAlias = Annotated[str, Field(min_length=1, max_length=1000)]
 Ident: TypeAlias = Annotated[str, Field(min_length=1, max_length=128)]
 RoundId: TypeAlias = Annotated[StrictInt, Field(ge=1)]
+FeedSeq: TypeAlias = Annotated[
+    StrictInt, Field(ge=1, description="per table and epoch across events, rounds, alerts")
+]
 
 
 BURN_ROLES: Final = frozenset({CardRole.BURN, CardRole.WAR_BURN})
@@ -251,6 +254,11 @@ class OutboxFigures(_Part):
     oldest_age_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None
 
 
+class FeedFigures(_Part):
+    epoch: Ident
+    last_feed_seq: Count
+
+
 class TableStatus(Payload):
     """`status` (retained): the table and its devices; `online: false` is the last will."""
 
@@ -265,6 +273,11 @@ class TableStatus(Payload):
     positions: Position
     devices: Devices
     outbox: OutboxFigures
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
+    instance: Ident | None = None
+    started: Timestamp | None = None
+    journal: DeviceStatus | None = None
+    feed: FeedFigures | None = None
 
 
 # table-state/1 -----------------------------------------------------------------
@@ -314,6 +327,7 @@ class _EventBase(Payload):
     seq: Annotated[StrictInt, Field(ge=1, description="per table, +1 each event")]
     epoch: Ident = Field(description="the journal's identity: a new journal, a new epoch")
     round_id: RoundId | None
+    feed_seq: FeedSeq | None = None
 
 
 class ShoeStartedEvent(_EventBase):
@@ -383,6 +397,14 @@ class AlertEvent(_EventBase):
     resolved_by: ResolvedBy | None
 
 
+class SettingsChangedEvent(_EventBase):
+    """The table's rules, decks, positions or limits changed, between shoes."""
+
+    type: Literal["settings_changed"]
+    changed: list[Ident] = Field(description="the config keys that changed")
+    settings: dict[str, Any] = Field(description="the settings now in force")
+
+
 EVENT_MODELS: Final = (
     ShoeStartedEvent,
     DealerChangedEvent,
@@ -393,6 +415,7 @@ EVENT_MODELS: Final = (
     RoundVoidedEvent,
     ReshuffleDueEvent,
     AlertEvent,
+    SettingsChangedEvent,
 )
 
 TableEvent: TypeAlias = Annotated[
@@ -404,7 +427,8 @@ TableEvent: TypeAlias = Annotated[
     | RoundSettledEvent
     | RoundVoidedEvent
     | ReshuffleDueEvent
-    | AlertEvent,
+    | AlertEvent
+    | SettingsChangedEvent,
     Field(discriminator="type"),
 ]
 TABLE_EVENT: Final[TypeAdapter[TableEvent]] = TypeAdapter(TableEvent)
@@ -462,6 +486,7 @@ class WarRound(Payload):
     positions: list[PositionRecord]
     net: NetCents | None
     alerts: list[Ident] = Field(description="the alert ids raised during the round")
+    feed_seq: FeedSeq | None = None
 
 
 # table-alert/1 -----------------------------------------------------------------------
@@ -482,6 +507,7 @@ class TableAlert(Payload):
     position: Position | None
     spot: Spot | None
     resolved_by: ResolvedBy | None
+    feed_seq: FeedSeq | None = None
 
 
 # table-stats/1 --------------------------------------------------------------------
@@ -503,6 +529,40 @@ class TableStats(Payload):
     alerts_by_code: dict[AlertCode, Count]
     drop: Cents | None = Field(description="cents wagered; null when amounts are unknown")
     win: NetCents | None = Field(description="the house's win in cents; null when unknown")
+
+
+# table-ack/1, table-replay/1 (recorders -> table) -------------------------------------
+
+
+class _FromRecorder(_Part):
+    table: Ident
+    site: Ident
+    ts: Timestamp
+    recorder: Ident
+    epoch: Ident
+
+
+class TableAck(_FromRecorder):
+    """`ack` (retained): every message of ``epoch`` up to ``feed_seq`` is committed."""
+
+    schema_: Literal["table-ack/1"] = Field(default="table-ack/1", alias="schema")
+    id: Ident | None = None
+    feed_seq: FeedSeq
+
+
+class TableReplay(_FromRecorder):
+    """`replay`: publish ``from_feed_seq``..``to_feed_seq`` again (at most 10,000)."""
+
+    schema_: Literal["table-replay/1"] = Field(default="table-replay/1", alias="schema")
+    id: Ident | None = None
+    from_feed_seq: FeedSeq
+    to_feed_seq: FeedSeq
+
+    @model_validator(mode="after")
+    def _range(self) -> TableReplay:
+        if not 0 <= self.to_feed_seq - self.from_feed_seq < 10_000:
+            raise ValueError("replay: from_feed_seq..to_feed_seq must be 1 to 10,000 messages")
+        return self
 
 
 # -- catalogue and parsing ------------------------------------------------------------

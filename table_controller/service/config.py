@@ -84,6 +84,10 @@ class MqttSection(_Strict):
 
 class StorageSection(_Strict):
     path: Path
+    # Issue 11, bounded disk: sent messages and inputs before a checkpoint are
+    # pruned once older than keep_days and, under "acked", acknowledged by a recorder.
+    keep_days: float = Field(default=30, ge=0)
+    prune: Literal["acked", "age"] = "acked"
 
 
 class TableConfig(_Strict):

@@ -112,10 +112,33 @@ def sensors_input(event: SensorEvent, at: datetime) -> Input | None:
 
 
 async def shoe_task(runner: TableRunner, url: str) -> None:
-    # Resume where the journal left off: the shoe is asked only for missed reads.
-    async with ShoeClient(url, last_n=runner.engine.state.last_read_n) as shoe:
-        async for event in shoe:
-            _feed(runner, shoe_input, event)
+    """The shoe, resumed where the journal left off: it is asked only for missed reads.
+
+    After a JOURNAL_FAULT the reads the journal could not take are asked for again
+    (GAME.md: they come back by ``RESEND``): the session starts over from the last
+    read journaled.
+    """
+    while True:
+        runner.shoe_resync.clear()
+        async with ShoeClient(url, last_n=runner.engine.state.last_read_n) as shoe:
+            reader = asyncio.create_task(_read_shoe(runner, shoe), name="shoe-reader")
+            resync = asyncio.create_task(runner.shoe_resync.wait(), name="shoe-resync")
+            try:
+                await asyncio.wait((reader, resync), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (reader, resync):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+            if reader.done() and not reader.cancelled():
+                reader.result()
+                return
+        log.info("shoe: asking again for the reads after %d", runner.engine.state.last_read_n)
+
+
+async def _read_shoe(runner: TableRunner, shoe: ShoeClient) -> None:
+    async for event in shoe:
+        _feed(runner, shoe_input, event)
 
 
 async def console_task(runner: TableRunner, url: str) -> None:

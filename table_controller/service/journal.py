@@ -1,18 +1,20 @@
 """The durable journal and outbox: one SQLite file per table.
 
 Everything the table knows is rebuilt from the journal after a restart
-(``../shared/spec/GAME.md``, last paragraph): every device input is appended
-here, and the messages it produced are enqueued in the *same* transaction,
-before the service acts on the input or publishes anything. Nothing is lost
-when the broker is away or the controller dies (``MQTT.md``): messages wait in
-the outbox and go out, in order, when the broker is back.
+(GAME.md, last paragraph): every device input is appended here, and the
+messages it produced are enqueued in the *same* transaction, the input's one
+fsync, before the service acts on the input or publishes anything. Nothing is
+lost when the broker is away or the controller dies (MQTT.md): messages wait
+in the outbox and go out, in order, when the broker is back. Checkpoints of
+the engine's state go in the same transaction as the input they follow, so a
+restart replays only the inputs after the latest one.
 
 Outbox rules
 ------------
 
 * **Order.** Messages are published in the order they were enqueued (the
   ``seq`` column). Non-retained messages are never dropped, merged or reordered
-  by the outbox.
+  by the outbox; each carries ``feed_seq`` (MQTT.md).
 * **Retained topics coalesce.** For a retained topic (``status``, ``state``,
   ``stats``) only the latest value matters to a subscriber. Enqueueing a
   retained message deletes every *unsent* retained message for the same topic,
@@ -25,143 +27,70 @@ Outbox rules
   in the outbox with its reason code and a refusal count, and is held back for
   a while: ``refused_retry_base_s`` after the first refusal, doubling with
   every further refusal up to ``refused_retry_max_s``. While it waits,
-  :meth:`Journal.pending` skips it, so the messages behind it keep flowing; when
-  its time comes it is offered again in its original place. A refused message
-  that is finally accepted therefore arrives later than the messages enqueued
-  after it: that is the price of not blocking the table's feed behind a message
-  the broker will not take (the alert raised for the refusal and the events'
-  ``seq`` tell a subscriber).
+  :meth:`Journal.pending` skips it, so the messages behind it keep flowing.
 * **At least once.** A message is marked sent only after the broker
-  acknowledged it. A crash between the acknowledgement and
-  :meth:`Journal.mark_sent` sends it again, with the same ``id``.
+  acknowledged it. The mark is committed without an fsync of its own (the next
+  input's commit carries it to the disk): a mark lost in a crash only sends the
+  message again, with the same ``id``.
+* **Bounded.** :meth:`Journal.prune` drops sent messages and the inputs before
+  a checkpoint once they are old enough (and, under ``acked``, acknowledged by
+  every recorder); unsent messages are never pruned.
 
 The journal is used from one thread (the service's event loop). Another
 process may read it at the same time (``readonly=True``), for example the
-``history`` command.
+``history`` command; only one process may write it (``journal_file.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
 import sqlite3
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeVar
 
-SCHEMA_VERSION: Final = 1
+from table_controller.service.errors import (
+    DuplicateMessageId,
+    JournalError,
+    JournalFault,
+)
+from table_controller.service.journal_file import JournalLock, connect, damaged
+from table_controller.service.outbox import SQL, OutboxMessage, Refusal, dt, message, ts
+
 # Refused messages wait this long before they are offered again, doubling per refusal.
 REFUSED_RETRY_BASE_S: Final = 5.0
 REFUSED_RETRY_MAX_S: Final = 300.0
 # Replay reads inputs in chunks so that a long journal never sits in memory at once.
 _REPLAY_CHUNK: Final = 256
-_BUSY_TIMEOUT_MS: Final = 5000
-_TOPIC_RE: Final = re.compile(r"^[^+#\x00]+$")
-
-_DDL: Final = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS inputs (
-    n           INTEGER PRIMARY KEY AUTOINCREMENT,
-    recorded_at REAL NOT NULL,
-    body        TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS outbox (
-    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
-    id            TEXT NOT NULL UNIQUE,
-    topic         TEXT NOT NULL,
-    kind          TEXT NOT NULL,
-    payload       BLOB NOT NULL,
-    qos           INTEGER NOT NULL CHECK (qos IN (0, 1, 2)),
-    retain        INTEGER NOT NULL CHECK (retain IN (0, 1)),
-    input_n       INTEGER REFERENCES inputs(n),
-    enqueued_at   REAL NOT NULL,
-    sent_at       REAL,
-    refused_code  INTEGER,
-    refused_count INTEGER NOT NULL DEFAULT 0,
-    retry_at      REAL
-);
-CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox(seq) WHERE sent_at IS NULL;
-CREATE INDEX IF NOT EXISTS outbox_unsent_retained ON outbox(topic)
-    WHERE sent_at IS NULL AND retain = 1;
-CREATE INDEX IF NOT EXISTS outbox_sent_kind ON outbox(kind, seq) WHERE sent_at IS NOT NULL;
-"""
-
-
-class JournalError(RuntimeError):
-    """The journal file cannot be used; the message names the file and what to do."""
-
-
-class DuplicateMessageId(ValueError):
-    """A message was enqueued with an ``id`` already in the outbox (a producer bug)."""
+# Pages handed back to the file system per prune (4 kB each).
+_VACUUM_PAGES: Final = 2000
+DAY_S: Final = 86400.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class OutboxMessage:
-    """One message waiting for (or done with) the broker."""
+class Checkpoint:
+    """The engine's state after input ``input_n`` (``checkpoint.py`` reads ``body``)."""
 
-    id: str  # the payload's own `id` (stable across resends)
-    topic: str  # full topic
-    payload: bytes  # JSON, UTF-8
-    qos: int
-    retain: bool
-
-    def __post_init__(self) -> None:
-        if not self.id:
-            raise ValueError("outbox message: empty id")
-        if not _TOPIC_RE.match(self.topic) or self.topic.startswith("/"):
-            raise ValueError(f"outbox message {self.id}: bad topic {self.topic!r}")
-        if self.qos not in (0, 1, 2):
-            raise ValueError(f"outbox message {self.id}: qos {self.qos} not 0, 1 or 2")
-        if not isinstance(self.payload, bytes):
-            raise TypeError(f"outbox message {self.id}: payload must be bytes")
-
-    @property
-    def kind(self) -> str:
-        """The last topic level: ``status``, ``events``, ``rounds``…"""
-        return self.topic.rsplit("/", 1)[-1]
+    input_n: int
+    version: int
+    body: str
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
-    """A message the broker refused, still in the outbox."""
+class Pruned:
+    """What one :meth:`Journal.prune` removed."""
 
-    message: OutboxMessage
-    reason_code: int
-    count: int
-    retry_at: datetime
-
-
-def _ts(when: datetime | None) -> float:
-    if when is None:
-        return datetime.now(UTC).timestamp()
-    if when.tzinfo is None:
-        raise ValueError("journal times must be timezone-aware (UTC)")
-    return when.timestamp()
-
-
-def _dt(value: float) -> datetime:
-    return datetime.fromtimestamp(value, UTC)
-
-
-def _message(row: sqlite3.Row) -> OutboxMessage:
-    return OutboxMessage(
-        id=row["id"],
-        topic=row["topic"],
-        payload=bytes(row["payload"]),
-        qos=row["qos"],
-        retain=bool(row["retain"]),
-    )
+    messages: int
+    inputs: int
 
 
 class Journal:
-    """Inputs for replay and the outbox for the publisher, in one SQLite file.
+    """Inputs and checkpoints for replay and the outbox for the publisher, in one file.
 
     The file uses WAL with ``synchronous=FULL``: a call that returned has
     reached the disk, so a power cut loses nothing that the table acted on.
@@ -183,98 +112,83 @@ class Journal:
             raise ValueError("refused retry: need 0 < base <= max")
         self._retry_base_s = refused_retry_base_s
         self._retry_max_s = refused_retry_max_s
-        self._db = self._open()
+        self._lock = JournalLock(self.path)
+        if not readonly:
+            self._lock.acquire(self.path)
         try:
-            self.epoch, self.created = self._identity()
+            self._db = connect(self.path, readonly=readonly)
         except BaseException:
-            self._db.close()
+            self._lock.release()
+            raise
+        try:
+            meta = self.meta()
+            if "epoch" not in meta:
+                raise JournalError(f"{self.path}: not a journal (no epoch)")
+            self.epoch = meta["epoch"]
+            self.created = datetime.fromisoformat(meta["created"])
+        except BaseException:
+            self.close()
             raise
 
-    # -- opening ----------------------------------------------------------------
-
-    def _open(self) -> sqlite3.Connection:
-        if self.readonly:
-            if not self.path.is_file():
-                raise JournalError(f"{self.path}: no journal there")
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            db = sqlite3.connect(uri, uri=True, isolation_level=None)
-        else:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise JournalError(
-                    f"{self.path}: cannot create its directory: {exc.strerror}"
-                ) from exc
-            try:
-                db = sqlite3.connect(self.path, isolation_level=None)
-            except sqlite3.Error as exc:
-                raise JournalError(f"{self.path}: cannot open: {exc}") from exc
-        db.row_factory = sqlite3.Row
-        try:
-            db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            self._check_kind(db)
-            if not self.readonly:
-                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    raise JournalError(f"{self.path}: cannot switch to WAL (got {mode})")
-                # FULL: every commit is synced to disk before record() returns.
-                db.execute("PRAGMA synchronous = FULL")
-                db.execute("PRAGMA foreign_keys = ON")
-                self._create(db)
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise JournalError(f"{self.path}: not a usable journal: {exc}") from exc
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _check_kind(self, db: sqlite3.Connection) -> None:
-        """Refuse a newer journal, or another program's database, before writing to it."""
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise JournalError(
-                f"{self.path}: written by a newer version (schema {version}); "
-                "upgrade the table controller"
-            )
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and "meta" not in tables:
-            raise JournalError(f"{self.path}: another program's database, not a journal")
-
-    def _create(self, db: sqlite3.Connection) -> None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _DDL.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            have = db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
-            if have is None:
-                # A new file is a new journal: a new epoch, so that subscribers
-                # see that event `seq` numbers start again (MQTT.md).
-                now = datetime.now(UTC)
-                db.execute("INSERT INTO meta VALUES ('epoch', ?)", (str(uuid.uuid4()),))
-                db.execute("INSERT INTO meta VALUES ('created', ?)", (now.isoformat(),))
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    def _identity(self) -> tuple[str, datetime]:
-        try:
-            rows = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{self.path}: not a journal: {exc}") from exc
-        if "epoch" not in rows:
-            raise JournalError(f"{self.path}: not a journal (no epoch)")
-        return rows["epoch"], datetime.fromisoformat(rows["created"])
+    # -- transactions ----------------------------------------------------------
 
     def _writable(self) -> sqlite3.Connection:
         if self.readonly:
             raise JournalError(f"{self.path}: opened read-only")
         return self._db
 
-    # -- inputs -------------------------------------------------------------------
+    def _transaction(self, work: Callable[[sqlite3.Connection], T], *, synced: bool = True) -> T:
+        """Run ``work`` in one write transaction; a failed commit is a :class:`JournalFault`.
+
+        ``synced=False`` commits without an fsync (WAL, ``synchronous=NORMAL``):
+        only for writes whose loss in a power cut does no harm; the next synced
+        commit carries them to the disk.
+        """
+        db = self._writable()
+        if not synced:
+            db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(db)
+                db.execute("COMMIT")
+            except BaseException:
+                # SQLite may have rolled back already (disk full, I/O error).
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            code = getattr(exc, "sqlite_errorname", "")
+            if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+                raise damaged(self.path, exc) from exc
+            raise JournalFault(
+                f"{self.path}: cannot commit ({exc}); nothing of it was written. "
+                "Free space on the journal's disk or fix the disk; the table goes on when "
+                "commits succeed again"
+            ) from exc
+        finally:
+            if not synced:
+                db.execute("PRAGMA synchronous = FULL")
+        return result
+
+    # -- identity ----------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        try:
+            return {r[0]: r[1] for r in self._db.execute(SQL.META)}
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path}: not a journal: {exc}") from exc
+
+    def set_meta(self, items: Mapping[str, str]) -> None:
+        def work(db: sqlite3.Connection) -> None:
+            db.executemany(SQL.SET_META, list(items.items()))
+
+        self._transaction(work)
+
+    # -- inputs ----------------------------------------------------------------------
 
     def record(
         self,
@@ -282,68 +196,118 @@ class Journal:
         messages: Sequence[OutboxMessage],
         *,
         now: datetime | None = None,
+        checkpoint: tuple[int, str] | None = None,
     ) -> int:
-        """Append one input and enqueue its messages in one transaction.
+        """Append one input, enqueue its messages, and (optionally) a checkpoint: one commit.
 
-        Returns the input's journal number (1, 2, …). Nothing is written when
-        the input is not JSON or a message id is already in the outbox.
+        ``checkpoint`` is ``(version, body)``: the engine's state *after* this
+        input. Returns the input's journal number (1, 2, …). Nothing is written
+        when the input is not JSON, a message id is already in the outbox
+        (:class:`DuplicateMessageId`) or the commit fails (:class:`JournalFault`).
         """
-        db = self._writable()
         body = json.dumps(
             dict(input_json), ensure_ascii=False, separators=(",", ":"), allow_nan=False
         )
-        at = _ts(now)
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            cur = db.execute("INSERT INTO inputs (recorded_at, body) VALUES (?, ?)", (at, body))
-            n = cur.lastrowid
+        at = ts(now)
+
+        def work(db: sqlite3.Connection) -> int:
+            n = db.execute(SQL.INSERT_INPUT, (at, body)).lastrowid
             assert n is not None
             self._insert(db, messages, at, n)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return n
+            if checkpoint is not None:
+                db.execute(SQL.INSERT_CHECKPOINT, (n, at, checkpoint[0], checkpoint[1]))
+            return n
+
+        return self._transaction(work)
+
+    def record_settings(
+        self,
+        input_n: int,
+        checkpoint: tuple[int, str],
+        messages: Sequence[OutboxMessage],
+        meta: Mapping[str, str],
+        *,
+        now: datetime | None = None,
+    ) -> None:
+        """A change of settings: the checkpoint after input ``input_n`` under the new
+        settings, its messages and the recorded settings, in one commit."""
+        at = ts(now)
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(SQL.INSERT_CHECKPOINT, (input_n, at, checkpoint[0], checkpoint[1]))
+            self._insert(db, messages, at, None)
+            db.executemany(SQL.SET_META, list(meta.items()))
+
+        self._transaction(work)
 
     def inputs(self, *, after: int = 0) -> Iterator[dict[str, Any]]:
         """Every journaled input in order (optionally only those after number ``after``)."""
         for _, body in self.numbered_inputs(after=after):
             yield body
 
-    def numbered_inputs(self, *, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Every journaled input with its journal number, in order."""
+    def numbered_inputs(
+        self, *, after: int = 0, upto: int | None = None
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Journaled inputs with their numbers, in order: after ``after``, up to ``upto``."""
         last = after
         while True:
-            rows = self._db.execute(
-                "SELECT n, body FROM inputs WHERE n > ? ORDER BY n LIMIT ?",
-                (last, _REPLAY_CHUNK),
-            ).fetchall()
+            if upto is None:
+                rows = self._db.execute(SQL.INPUTS_AFTER, (last, _REPLAY_CHUNK)).fetchall()
+            else:
+                rows = self._db.execute(SQL.INPUTS_BETWEEN, (last, upto, _REPLAY_CHUNK)).fetchall()
             if not rows:
                 return
             for row in rows:
                 last = row["n"]
-                yield last, json.loads(row["body"])
+                try:
+                    body = json.loads(row["body"])
+                except json.JSONDecodeError as exc:
+                    raise damaged(self.path, f"input {last} is not JSON: {exc}") from exc
+                yield last, body
 
     def last_input_number(self) -> int:
         """The journal number of the last input, 0 when there is none."""
-        row = self._db.execute("SELECT MAX(n) FROM inputs").fetchone()
-        return int(row[0] or 0)
+        return int(self._db.execute(SQL.LAST_INPUT).fetchone()[0] or 0)
+
+    def first_input_number(self) -> int | None:
+        """The oldest input still held (None: none is)."""
+        row = self._db.execute(SQL.FIRST_INPUT).fetchone()
+        return None if row[0] is None else int(row[0])
+
+    # -- checkpoints ---------------------------------------------------------------
+
+    def latest_checkpoint(self) -> Checkpoint | None:
+        row = self._db.execute(SQL.LATEST_CHECKPOINT).fetchone()
+        return None if row is None else Checkpoint(row[0], row[1], row[2])
+
+    def checkpoints(self, *, after: int = -1) -> Iterator[Checkpoint]:
+        """Every checkpoint held, oldest first (one row read at a time)."""
+        last = after
+        while True:
+            row = self._db.execute(SQL.CHECKPOINTS_FROM, (last,)).fetchone()
+            if row is None:
+                return
+            last = row[0]
+            yield Checkpoint(row[0], row[1], row[2])
 
     # -- outbox: writing ---------------------------------------------------------
 
-    def enqueue(self, messages: Sequence[OutboxMessage], *, now: datetime | None = None) -> None:
-        """Enqueue messages not tied to an input (the status on connect, say)."""
+    def enqueue(
+        self,
+        messages: Sequence[OutboxMessage],
+        *,
+        now: datetime | None = None,
+        synced: bool = True,
+    ) -> None:
+        """Enqueue messages not tied to an input (the status on connect, say).
+
+        ``synced=False`` for values rebuilt from the journal anyway (the retained
+        ``state`` and ``stats``): they cost no fsync of their own.
+        """
         if not messages:
             return
-        db = self._writable()
-        at = _ts(now)
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            self._insert(db, messages, at, None)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        at = ts(now)
+        self._transaction(lambda db: self._insert(db, messages, at, None), synced=synced)
 
     def _insert(
         self,
@@ -356,14 +320,10 @@ class Journal:
             if msg.retain:
                 # Only the latest retained value matters: the older unsent one
                 # goes, and the new one queues behind everything already waiting.
-                db.execute(
-                    "DELETE FROM outbox WHERE sent_at IS NULL AND retain = 1 AND topic = ?",
-                    (msg.topic,),
-                )
+                db.execute(SQL.DROP_UNSENT_RETAINED, (msg.topic,))
             try:
                 db.execute(
-                    "INSERT INTO outbox (id, topic, kind, payload, qos, retain, input_n, "
-                    "enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    SQL.INSERT_MESSAGE,
                     (
                         msg.id,
                         msg.topic,
@@ -373,43 +333,37 @@ class Journal:
                         int(msg.retain),
                         input_n,
                         at,
+                        msg.feed_seq,
                     ),
                 )
             except sqlite3.IntegrityError as exc:
                 raise DuplicateMessageId(
-                    f"message id {msg.id!r} is already in the outbox; give every message a new id"
+                    f"message id {msg.id!r} (feed_seq {msg.feed_seq}) is already in the "
+                    "outbox; give every message a new id"
                 ) from exc
 
     def mark_sent(self, ids: Sequence[str], *, now: datetime | None = None) -> None:
-        """The broker acknowledged these messages. Unknown or already sent ids are ignored."""
+        """The broker acknowledged these messages. Unknown or already sent ids are ignored.
+
+        No fsync of its own: a mark lost in a crash sends the message again.
+        """
         if not ids:
             return
-        db = self._writable()
-        at = _ts(now)
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        at = ts(now)
+
+        def work(db: sqlite3.Connection) -> None:
             retained_topics: set[str] = set()
             for id_ in ids:
-                row = db.execute(
-                    "SELECT topic, retain FROM outbox WHERE id = ? AND sent_at IS NULL", (id_,)
-                ).fetchone()
+                row = db.execute(SQL.UNSENT_BY_ID, (id_,)).fetchone()
                 if row is None:
                     continue
-                db.execute("UPDATE outbox SET sent_at = ?, retry_at = NULL WHERE id = ?", (at, id_))
+                db.execute(SQL.MARK_SENT, (at, id_))
                 if row["retain"]:
                     retained_topics.add(row["topic"])
             for topic in retained_topics:
-                # Keep only the newest sent value of a retained topic.
-                db.execute(
-                    "DELETE FROM outbox WHERE retain = 1 AND topic = ? AND sent_at IS NOT NULL "
-                    "AND seq < (SELECT MAX(seq) FROM outbox "
-                    "           WHERE retain = 1 AND topic = ? AND sent_at IS NOT NULL)",
-                    (topic, topic),
-                )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+                db.execute(SQL.DROP_OLD_RETAINED, (topic, topic))
+
+        self._transaction(work, synced=False)
 
     def mark_refused(self, id: str, reason_code: int, *, now: datetime | None = None) -> bool:
         """The broker refused this message: it stays, and is held back before a retry.
@@ -418,77 +372,114 @@ class Journal:
         alert per message, even across restarts), False otherwise or when the
         id is unknown or already sent.
         """
-        db = self._writable()
-        at = _ts(now)
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            row = db.execute(
-                "SELECT refused_count FROM outbox WHERE id = ? AND sent_at IS NULL", (id,)
-            ).fetchone()
+        at = ts(now)
+
+        def work(db: sqlite3.Connection) -> bool:
+            row = db.execute(SQL.REFUSED_COUNT, (id,)).fetchone()
             if row is None:
-                db.execute("COMMIT")
                 return False
             count = int(row["refused_count"]) + 1
             delay = min(self._retry_max_s, self._retry_base_s * 2 ** min(count - 1, 32))
-            db.execute(
-                "UPDATE outbox SET refused_code = ?, refused_count = ?, retry_at = ? WHERE id = ?",
-                (reason_code, count, at + delay, id),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return count == 1
+            db.execute(SQL.MARK_REFUSED, (reason_code, count, at + delay, id))
+            return count == 1
+
+        return self._transaction(work)
+
+    def record_ack(self, recorder: str, feed_seq: int, *, now: datetime | None = None) -> None:
+        """A recorder committed every message up to ``feed_seq`` (MQTT.md ``ack``)."""
+        at = ts(now)
+        self._transaction(
+            lambda db: db.execute(SQL.UPSERT_ACK, (recorder, feed_seq, at)), synced=False
+        )
+
+    def prune(
+        self,
+        *,
+        keep_days: float,
+        mode: Literal["acked", "age"] = "acked",
+        keep_rounds: int = 100,
+        now: datetime | None = None,
+    ) -> Pruned:
+        """Drop what is sent (and, under ``acked``, acknowledged) and older than ``keep_days``.
+
+        Never an unsent message, never the last ``keep_rounds`` round records
+        (``history --last`` works from the table alone), never an input after
+        the checkpoint the oldest kept input follows. Pages freed go back to
+        the file system (incremental vacuum).
+        """
+        cutoff = ts(now) - keep_days * DAY_S
+        db = self._writable()
+
+        def work(db: sqlite3.Connection) -> Pruned:
+            bounds: list[int] = []
+            row = db.execute(SQL.FEED_BEFORE_TIME, (cutoff,)).fetchone()
+            bounds.append(0 if row is None else int(row[0]))
+            if mode == "acked":
+                acked = db.execute(SQL.MIN_ACK).fetchone()[0]
+                bounds.append(0 if acked is None else int(acked))
+            row = db.execute(SQL.NTH_NEWEST_FEED_OF_KIND, ("rounds", keep_rounds - 1)).fetchone()
+            if row is not None and row[0] is not None:
+                bounds.append(int(row[0]) - 1)
+            elif keep_rounds > 0:
+                bounds.append(0)
+            # The counter must survive the messages that carried it (MQTT.md).
+            top = db.execute(SQL.LAST_FEED_SEQ).fetchone()[0]
+            if top is not None:
+                db.execute(SQL.SET_META, ("feed_seq_floor", str(int(top))))
+            messages = db.execute(SQL.PRUNE_FEED, (min(bounds),)).rowcount
+            inputs = 0
+            row = db.execute(SQL.INPUT_BEFORE_TIME, (cutoff,)).fetchone()
+            if row is not None:
+                # Inputs go only up to a checkpoint: a restart and `journal verify`
+                # start from one.
+                ck = db.execute(SQL.CHECKPOINT_AT_OR_BEFORE, (int(row[0]),)).fetchone()
+                if ck is not None:
+                    inputs = db.execute(SQL.DELETE_INPUTS, (int(ck[0]),)).rowcount
+                    db.execute(SQL.DELETE_CHECKPOINTS, (int(ck[0]),))
+            return Pruned(messages=messages, inputs=inputs)
+
+        pruned = self._transaction(work, synced=False)
+        if pruned.messages or pruned.inputs:
+            with contextlib.suppress(sqlite3.Error):
+                # Stepped to the end by executescript (one execute() step frees one page).
+                db.executescript(f"PRAGMA incremental_vacuum({_VACUUM_PAGES});")
+        return pruned
 
     # -- outbox: reading ---------------------------------------------------------
 
     def pending(self, limit: int = 100, *, now: datetime | None = None) -> list[OutboxMessage]:
         """Unsent messages in order, except refused ones still waiting for their retry."""
-        rows = self._db.execute(
-            "SELECT id, topic, payload, qos, retain FROM outbox "
-            "WHERE sent_at IS NULL AND (retry_at IS NULL OR retry_at <= ?) "
-            "ORDER BY seq LIMIT ?",
-            (_ts(now), limit),
-        ).fetchall()
-        return [_message(r) for r in rows]
+        rows = self._db.execute(SQL.PENDING, (ts(now), limit)).fetchall()
+        return [message(r) for r in rows]
 
     def next_retry_at(self) -> datetime | None:
         """When the earliest held-back refused message may go again (None: none waits)."""
-        row = self._db.execute(
-            "SELECT MIN(retry_at) FROM outbox WHERE sent_at IS NULL AND retry_at IS NOT NULL"
-        ).fetchone()
-        return None if row[0] is None else _dt(row[0])
+        row = self._db.execute(SQL.NEXT_RETRY).fetchone()
+        return None if row[0] is None else dt(row[0])
 
     def refusals(self) -> list[Refusal]:
         """Messages the broker refused that are still in the outbox, in order."""
-        rows = self._db.execute(
-            "SELECT id, topic, payload, qos, retain, refused_code, refused_count, retry_at "
-            "FROM outbox WHERE sent_at IS NULL AND refused_count > 0 ORDER BY seq"
-        ).fetchall()
+        rows = self._db.execute(SQL.REFUSALS).fetchall()
         return [
             Refusal(
-                message=_message(r),
+                message=message(r),
                 reason_code=r["refused_code"],
                 count=r["refused_count"],
-                retry_at=_dt(r["retry_at"]),
+                retry_at=dt(r["retry_at"]),
             )
             for r in rows
         ]
 
     def outbox_depth(self) -> int:
         """How many messages are not yet acknowledged by the broker."""
-        return int(
-            self._db.execute("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL").fetchone()[0]
-        )
+        return int(self._db.execute(SQL.DEPTH).fetchone()[0])
 
     def oldest_pending_age_s(self, now: datetime) -> float | None:
         """Age of the oldest unsent message in seconds, None when the outbox is empty."""
-        row = self._db.execute(
-            "SELECT MIN(enqueued_at) FROM outbox WHERE sent_at IS NULL"
-        ).fetchone()
+        row = self._db.execute(SQL.OLDEST_UNSENT).fetchone()
         if row[0] is None:
             return None
-        return max(0.0, _ts(now) - float(row[0]))
+        return max(0.0, ts(now) - float(row[0]))
 
     def sent_messages(self, topic_suffix: str, limit: int) -> list[OutboxMessage]:
         """The last ``limit`` sent messages whose last topic level is ``topic_suffix``.
@@ -496,21 +487,38 @@ class Journal:
         Oldest first, e.g. ``sent_messages("rounds", 20)`` for the last 20
         round records.
         """
-        if "/" in topic_suffix:
+        return self._of_kind(SQL.SENT_OF_KIND, topic_suffix, limit)
+
+    def last_messages(self, topic_suffix: str, limit: int) -> list[OutboxMessage]:
+        """The last ``limit`` messages of a kind, sent or not, oldest first."""
+        return self._of_kind(SQL.LAST_OF_KIND, topic_suffix, limit)
+
+    def message_by_id(self, id: str) -> OutboxMessage | None:
+        row = self._db.execute(SQL.BY_ID, (id,)).fetchone()
+        return None if row is None else message(row)
+
+    def _of_kind(self, sql: str, kind: str, limit: int) -> list[OutboxMessage]:
+        if "/" in kind:
             raise ValueError("topic_suffix: give the last topic level, e.g. 'rounds'")
-        rows = self._db.execute(
-            "SELECT id, topic, payload, qos, retain FROM ("
-            "  SELECT seq, id, topic, payload, qos, retain FROM outbox"
-            "  WHERE kind = ? AND sent_at IS NOT NULL ORDER BY seq DESC LIMIT ?"
-            ") ORDER BY seq",
-            (topic_suffix, limit),
-        ).fetchall()
-        return [_message(r) for r in rows]
+        return [message(r) for r in self._db.execute(sql, (kind, limit)).fetchall()]
+
+    def last_feed_seq(self) -> int:
+        """The newest ``feed_seq`` enqueued (0: none yet); pruning keeps it (``feed_seq_floor``)."""
+        row = self._db.execute(SQL.LAST_FEED_SEQ).fetchone()
+        floor = self.meta().get("feed_seq_floor", "0")
+        return max(int(row[0] or 0), int(floor))
+
+    def feed_range(self, first: int, last: int) -> list[tuple[int, OutboxMessage]]:
+        """The non-retained messages with ``feed_seq`` in ``first..last``, in order."""
+        rows = self._db.execute(SQL.FEED_RANGE, (first, last)).fetchall()
+        return [(int(r["feed_seq"]), message(r)) for r in rows]
 
     # -- lifetime ---------------------------------------------------------------
 
     def close(self) -> None:
-        self._db.close()
+        with contextlib.suppress(AttributeError):
+            self._db.close()
+        self._lock.release()
 
     def __enter__(self) -> Journal:
         return self
@@ -527,9 +535,12 @@ class Journal:
 __all__ = [
     "REFUSED_RETRY_BASE_S",
     "REFUSED_RETRY_MAX_S",
+    "Checkpoint",
     "DuplicateMessageId",
     "Journal",
     "JournalError",
+    "JournalFault",
     "OutboxMessage",
+    "Pruned",
     "Refusal",
 ]

@@ -2,79 +2,88 @@
 
 Every input goes through :meth:`TableRunner.handle`, which
 
-1. runs the pure engine (``transition``),
+1. runs the pure engine (``transition``) on the current state, keeping the old,
 2. turns its outputs into outbox messages (events, alerts, round records),
-3. commits the input and those messages to the journal in ONE transaction,
-4. and only then acts: console answers, display lines and layout lights go to
-   the device tasks' queues, and the publisher is woken.
+3. commits the input, those messages and (when due) a checkpoint of the new
+   state in ONE transaction, the input's one fsync,
+4. and only then takes the new state and acts: console answers, display lines
+   and layout lights go to the device tasks' queues, and the publisher is woken.
+
+So the engine never runs ahead of the disk. When the commit fails (disk full,
+I/O error: GAME.md ``JOURNAL_FAULT``) the input is not acted on: presses get
+``NAK,<k>,JOURNAL_FAULT``, the console and the log say so, ``status`` shows
+the journal's fault, and :meth:`TableRunner.retry_journal` (the service's
+fault task) tries again until a commit succeeds. Then the fault resolves, the
+shoe is asked again for the reads it sent meanwhile (``RESEND``) and the
+latest sensor snapshot is taken again.
 
 ``handle`` never awaits: device tasks call it as events arrive, so inputs are
 serialised by the event loop and the game never waits for the network.
 
 The retained ``state`` and ``stats`` (latest value wins, MQTT.md) are built
 apart, by :meth:`TableRunner.flush_views`, which the service calls once the
-inputs that arrived together are handled: building them is most of the work
-of an input, and a card's event should not wait for it. They too are in the
-outbox before they are published.
-
-On start the journal's inputs are replayed through a fresh engine, which
-rebuilds the table exactly (GAME.md: everything is rebuilt from the journal);
-the replay's outputs are already in the outbox and are not enqueued again.
+inputs that arrived together are handled, and committed without an fsync of
+their own: they are rebuilt from the journal after a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from table_controller import __version__
 from table_controller.engine import (
+    ConsolePress,
     ConsoleReply,
     ConsoleShow,
     DeviceOffline,
     DeviceOnline,
     Event,
     Input,
+    Phase,
     RoundEngine,
     RoundRecorded,
     SetLights,
-    TableSetup,
+    SpotsChanged,
+    TableState,
     device_states,
-    input_from_json,
     input_to_json,
     state_view,
     stats_view,
+    transition,
 )
+from table_controller.engine.inputs import CardRead, CoverRead, Misread, ReadGap, ShoeStatus
 from table_controller.feed.messages import MessageFactory
+from table_controller.service.binding import bind, restore, table_setup
+from table_controller.service.checkpoint import CHECKPOINT_VERSION, dump_state
 from table_controller.service.config import TableConfig
+from table_controller.service.errors import JournalFault
 from table_controller.service.journal import Journal, OutboxMessage
 
 log = logging.getLogger(__name__)
 
 NOT_CONNECTED_SINCE_START = "not connected since the controller started"
+# Issue 11: a checkpoint at the end of each shoe and at least every so many inputs.
+CHECKPOINT_EVERY: Final = 1000
+JOURNAL_FAULT_SHOW: Final = "JOURNAL FAULT: CALL TECH"
+_SHOE_INPUTS: Final = (CardRead, Misread, CoverRead, ReadGap, ShoeStatus)
+
+__all__ = ["NOT_CONNECTED_SINCE_START", "TableRunner", "table_setup", "utc_now"]
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def table_setup(cfg: TableConfig) -> TableSetup:
-    return TableSetup(
-        rules=cfg.rules, decks=cfg.decks, positions=cfg.table.positions, limits=cfg.table.limits
+def _shoe_ended(old: TableState, new: TableState) -> bool:
+    return new.shoe.number != old.shoe.number or (
+        new.phase is Phase.SHUFFLE_DUE and old.phase is not Phase.SHUFFLE_DUE
     )
-
-
-def rebuild(cfg: TableConfig, journal: Journal) -> tuple[RoundEngine, int]:
-    """A fresh engine fed every journaled input; also how many there were."""
-    engine = RoundEngine(table_setup(cfg))
-    count = 0
-    for row in journal.inputs():
-        engine.feed(input_from_json(row))
-        count += 1
-    return engine, count
 
 
 class TableRunner:
@@ -86,12 +95,23 @@ class TableRunner:
         journal: Journal,
         *,
         clock: Callable[[], datetime] = utc_now,
+        checkpoint_every: int = CHECKPOINT_EVERY,
     ) -> None:
         self.cfg = cfg
         self.journal = journal
         self.clock = clock
-        self.engine, self.replayed = rebuild(cfg, journal)
-        self.messages = MessageFactory(cfg, epoch=journal.epoch)
+        self.instance = str(uuid.uuid4())
+        # To the millisecond, as status carries it: instances compare their starts.
+        now = clock()
+        self.started = now.replace(microsecond=now.microsecond // 1000 * 1000)
+        self.checkpoint_every = checkpoint_every
+        restored = restore(cfg, journal)
+        self.replayed = restored.replayed
+        self.messages = MessageFactory(
+            cfg, epoch=journal.epoch, last_feed_seq=journal.last_feed_seq()
+        )
+        self.engine = bind(cfg, journal, restored, self.messages)
+        self._since_checkpoint = self.replayed
         self._last_state = state_view(self.engine.state)
         self._last_stats = stats_view(self.engine.state)
         # Devices heard from (online or offline) since this process started: after
@@ -106,30 +126,53 @@ class TableRunner:
         self.views_due = asyncio.Event()
         self._views_at: datetime | None = None
         self.inputs_handled = 0
-        # Set by the service: the publisher's wake-up call.
+        # Set by the service: the publisher's wake-up call, and its in-memory lane
+        # for what must go out while the journal cannot take it.
         self.wake_publisher: Callable[[], None] = lambda: None
+        self.publish_unjournaled: Callable[[OutboxMessage], None] = lambda msg: None
         # A newly connected lights task needs to know what should be lit.
         self.lights_mask = 0
-        if self.replayed:
+        # JOURNAL_FAULT: the failed commit's message while it lasts, and what to redo.
+        self.fault: str | None = None
+        self.fault_raised = asyncio.Event()
+        self.shoe_resync = asyncio.Event()
+        self._faults = 0
+        self._fault_at: datetime | None = None
+        self._shoe_missed = False
+        self._spots_missed: SpotsChanged | None = None
+        if self.replayed or restored.checkpoint_n is not None:
             log.info(
-                "table rebuilt from %d journaled inputs: round %s, phase %s",
+                "table rebuilt from checkpoint %s and %d journaled inputs: round %s, phase %s",
+                restored.checkpoint_n,
                 self.replayed,
                 self.engine.state.round_id,
                 self.engine.state.phase,
             )
 
     # -- the one way in ---------------------------------------------------
-    def handle(self, inp: Input) -> None:
-        """Feed one input; journal it with its messages; then act."""
-        outputs = self.engine.feed(inp)
+    def handle(self, inp: Input) -> bool:
+        """Feed one input; journal it with its messages; then act. False: not acted on."""
+        old = self.engine.state
+        state, outputs = transition(old, inp)
+        feed_before = self.messages.feed_seq
         messages: list[OutboxMessage] = []
         for out in outputs:
             if isinstance(out, Event):
                 messages.extend(self.messages.event(out))
             elif isinstance(out, RoundRecorded):
                 messages.append(self.messages.round_record(out, ts=inp.at))
+        checkpoint = None
+        if self._since_checkpoint + 1 >= self.checkpoint_every or _shoe_ended(old, state):
+            checkpoint = (CHECKPOINT_VERSION, dump_state(state))
         # Journal first: nothing is acted on or published before it is durable.
-        self.journal.record(input_to_json(inp), messages)
+        try:
+            self.journal.record(input_to_json(inp), messages, checkpoint=checkpoint)
+        except JournalFault as exc:
+            self.messages.feed_seq = feed_before
+            self._refuse(inp, str(exc))
+            return False
+        self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
+        self.engine = RoundEngine(state.setup, state)
         self.inputs_handled += 1
         for out in outputs:
             if isinstance(out, ConsoleReply | ConsoleShow):
@@ -149,7 +192,94 @@ class TableRunner:
             self.wake_publisher()
         self._views_at = inp.at
         self.views_due.set()
+        if self.fault is not None:
+            self._fault_resolved()
+        return True
 
+    # -- JOURNAL_FAULT -------------------------------------------------------
+    def _refuse(self, inp: Input, detail: str) -> None:
+        """GAME.md JOURNAL_FAULT: the input is not acted on; say so and remember what to redo."""
+        if isinstance(inp, ConsolePress):
+            self.console_out.put_nowait(ConsoleReply(inp.k, "JOURNAL_FAULT"))
+        elif isinstance(inp, _SHOE_INPUTS):
+            self._shoe_missed = True
+        elif isinstance(inp, SpotsChanged):
+            self._spots_missed = inp
+        if self.fault is None:
+            self._fault_raised(detail)
+        else:
+            log.debug("input not journaled (journal fault): %s", type(inp).__name__)
+
+    def _fault_alert(self, resolved_by: str | None) -> dict[str, Any]:
+        return {
+            "alert": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.journal.epoch}/jf/{self._faults}")),
+            "code": "JOURNAL_FAULT",
+            "severity": "critical",
+            "message": f"the journal cannot commit: {self.fault}",
+            "round_id": self.engine.state.round_id,
+            "position": None,
+            "spot": None,
+            "resolved_by": resolved_by,
+        }
+
+    def _fault_raised(self, detail: str) -> None:
+        self._faults += 1
+        self.fault = detail
+        self._fault_at = self.clock()
+        self.fault_raised.set()
+        log.critical("JOURNAL_FAULT: %s", detail)
+        self.console_out.put_nowait(ConsoleShow(JOURNAL_FAULT_SHOW))
+        # The journal cannot carry these: they go out from memory (and the raised
+        # alert is journaled once commits succeed again).
+        alert = self.messages.envelope.alert(self._fault_alert(None), ts=self._fault_at)
+        self.publish_unjournaled(alert)
+        self.publish_unjournaled(self.status_message())
+        self.devices_changed.set()
+
+    def retry_journal(self) -> bool:
+        """While a fault lasts: try to commit the fault's alert. True when the fault is over."""
+        if self.fault is None:
+            return True
+        at = self._fault_at or self.clock()
+        before = self.messages.feed_seq
+        raised = self.messages.service_alert(
+            self._fault_alert(None), ts=at, key=f"jf-{self._faults}-raised"
+        )
+        try:
+            self.journal.enqueue([raised])
+        except JournalFault as exc:
+            self.messages.feed_seq = before
+            log.debug("journal still faulty: %s", exc)
+            return False
+        self._fault_resolved()
+        return True
+
+    def _fault_resolved(self) -> None:
+        detail, self.fault = self.fault, None
+        self.fault_raised.clear()
+        log.warning("journal commits succeed again (was: %s)", detail)
+        now = self.clock()
+        resolved = self.messages.service_alert(
+            {**self._fault_alert("JOURNAL"), "message": f"the journal commits again: {detail}"},
+            ts=now,
+            key=f"jf-{self._faults}-resolved",
+        )
+        try:
+            self.journal.enqueue([resolved])
+        except JournalFault as exc:
+            self._fault_raised(str(exc))
+            return
+        self.console_out.put_nowait(ConsoleShow("JOURNAL OK"))
+        self.devices_changed.set()
+        self.wake_publisher()
+        if self._shoe_missed:
+            self._shoe_missed = False
+            self.shoe_resync.set()
+        spots, self._spots_missed = self._spots_missed, None
+        if spots is not None:
+            self.handle(dataclasses.replace(spots, at=now))
+
+    # -- views ----------------------------------------------------------------
     def flush_views(self) -> None:
         """Enqueue the retained ``state`` and ``stats`` where they changed since last time."""
         self.views_due.clear()
@@ -158,14 +288,16 @@ class TableRunner:
         messages: list[OutboxMessage] = []
         view = state_view(state)
         if view != self._last_state:
-            self._last_state = view
             messages.append(self.messages.state(view, ts=ts))
         stats = stats_view(state)
         if stats != self._last_stats:
-            self._last_stats = stats
             messages.append(self.messages.stats(stats, ts=ts))
         if messages:
-            self.journal.enqueue(messages)
+            try:
+                self.journal.enqueue(messages, synced=False)
+            except JournalFault:
+                return  # built again at the next flush, once the journal takes it
+            self._last_state, self._last_stats = view, stats
             self.wake_publisher()
 
     # -- status ------------------------------------------------------------
@@ -185,20 +317,31 @@ class TableRunner:
             "online": online,
             "version": __version__,
             "rules": self.cfg.rules.name.value,
-            "decks": self.cfg.decks,
-            "positions": self.cfg.table.positions,
+            "decks": self.engine.state.setup.decks,
+            "positions": self.engine.state.setup.positions,
             "devices": self.device_status(),
             "outbox": {
                 "depth": self.journal.outbox_depth(),
                 "oldest_age_s": None if age is None else round(age, 1),
             },
+            "currency": self.cfg.table.currency,
+            "instance": self.instance,
+            "started": self.started,
+            "journal": {"state": "ok", "detail": None}
+            if self.fault is None
+            else {"state": "fault", "detail": self.fault[:1000]},
+            "feed": {"epoch": self.journal.epoch, "last_feed_seq": self.messages.feed_seq},
         }
 
     def status_message(self, *, online: bool = True) -> OutboxMessage:
         return self.messages.status(self.status_payload(online=online), ts=self.clock())
 
     def enqueue_status(self) -> None:
-        self.journal.enqueue([self.status_message()])
+        msg = self.status_message()
+        try:
+            self.journal.enqueue([msg], synced=False)
+        except JournalFault:
+            self.publish_unjournaled(msg)
         self.wake_publisher()
 
     def on_broker_connect(self) -> None:
@@ -206,11 +349,14 @@ class TableRunner:
         that has just started (or a broker that lost its retained messages)
         shows its phase before anything changes."""
         now = self.clock()
-        self.journal.enqueue(
-            [
-                self.status_message(),
-                self.messages.state(self._last_state, ts=now),
-                self.messages.stats(self._last_stats, ts=now),
-            ]
-        )
+        messages = [
+            self.status_message(),
+            self.messages.state(self._last_state, ts=now),
+            self.messages.stats(self._last_stats, ts=now),
+        ]
+        try:
+            self.journal.enqueue(messages, synced=False)
+        except JournalFault:
+            for msg in messages:
+                self.publish_unjournaled(msg)
         self.wake_publisher()

@@ -17,12 +17,20 @@ import signal
 import sys
 from pathlib import Path
 
-from table_controller.engine import PublishRefused
+from table_controller.engine import ConsoleShow
+from table_controller.service.compose import compose
 from table_controller.service.config import ConfigError, TableConfig, load_config
 from table_controller.service.devices import console_task, sensors_task, shoe_task
-from table_controller.service.journal import Journal, OutboxMessage
-from table_controller.service.publisher import Publisher, PublisherConfigError
-from table_controller.service.runner import TableRunner
+from table_controller.service.errors import (
+    EXIT_CONFIG,
+    EXIT_IDENTITY,
+    EXIT_JOURNAL,
+    IdentityYielded,
+    JournalError,
+    JournalFault,
+)
+from table_controller.service.journal import Journal
+from table_controller.service.publisher import PublisherConfigError
 from table_controller.service.sdnotify import notify, watchdog_interval_s
 
 log = logging.getLogger(__name__)
@@ -30,6 +38,9 @@ log = logging.getLogger(__name__)
 STATUS_INTERVAL_S = 1.0
 """MQTT.md: status when the outbox figures change, at most once a second."""
 FINAL_STATUS_TIMEOUT_S = 3.0
+JOURNAL_RETRY_S = 1.0
+"""GAME.md JOURNAL_FAULT: how often a faulty journal is tried again."""
+PRUNE_INTERVAL_S = 60.0
 
 
 class TableService:
@@ -40,21 +51,21 @@ class TableService:
         cfg.storage.path.parent.mkdir(parents=True, exist_ok=True)
         self.journal = Journal(cfg.storage.path)
         try:
-            self.runner = TableRunner(cfg, self.journal)
-            self.publisher = Publisher(
-                cfg.mqtt,
-                client_id=cfg.table.id,
-                journal=self.journal,
-                will=self._will,
+            table = compose(
+                cfg,
+                self.journal,
                 on_connect=self._on_connect,
-                on_refused=self._refused,
+                on_yield=self._yield,
                 on_identity_conflict=self._identity_conflict,
             )
         except BaseException:
             self.journal.close()
             raise
-        self.runner.wake_publisher = self.publisher.wake
+        self.runner, self.publisher, self.inbox = table.runner, table.publisher, table.inbox
         self.ready = asyncio.Event()
+        # MQTT.md, one controller per table: set when this one yields to an earlier one.
+        self.yielded: str | None = None
+        self._stop: asyncio.Event | None = None
         self.stopping = False
         # The devices and outbox figures of the last status the status task
         # enqueued; None: enqueue the current ones at its next look.
@@ -76,15 +87,16 @@ class TableService:
         self.journal.enqueue([self.runner.status_message(online=False)])
         self.publisher.wake()
 
-    def _will(self) -> OutboxMessage:
-        return self.runner.status_message(online=False)
-
-    def _refused(self, msg: OutboxMessage, reason_code: int) -> None:
-        self.runner.handle(
-            PublishRefused(
-                at=self.runner.clock(), topic=msg.topic, reason_code=reason_code, message_id=msg.id
-            )
-        )
+    def _yield(self, detail: str) -> None:
+        """Another controller of this table started earlier: stop publishing and exit."""
+        if self.yielded is not None:
+            return
+        self.yielded = detail
+        log.critical("IDENTITY_CONFLICT: %s", detail)
+        self.runner.console_out.put_nowait(ConsoleShow("IDENTITY CONFLICT: CALL TECH"))
+        self.publisher.halt()
+        if self._stop is not None:
+            self._stop.set()
 
     def _identity_conflict(self, detail: str) -> None:
         log.error(
@@ -103,6 +115,7 @@ class TableService:
         instead, the final status goes out on a fresh connection.
         """
         stop = stop or asyncio.Event()
+        self._stop = stop
         try:
             async with asyncio.TaskGroup() as tg:
                 devices = self.cfg.devices
@@ -113,6 +126,8 @@ class TableService:
                     tg.create_task(sensors_task(self.runner, devices.sensors), name="sensors"),
                     tg.create_task(self._status_task(), name="status"),
                     tg.create_task(self._views_task(), name="views"),
+                    tg.create_task(self._journal_fault_task(), name="journal-fault"),
+                    tg.create_task(self._prune_task(), name="prune"),
                 ]
                 interval = watchdog_interval_s()
                 if interval is not None:
@@ -132,6 +147,10 @@ class TableService:
                 self.stopping = True
                 for task in workers:
                     task.cancel()
+                if self.yielded is not None:
+                    # The other controller owns the table's status: publish nothing more.
+                    publisher.cancel()
+                    return
                 self.runner.flush_views()
                 self._enqueue_final_status()
                 try:
@@ -186,6 +205,23 @@ class TableService:
             await self.runner.views_due.wait()
             self.runner.flush_views()
 
+    async def _journal_fault_task(self) -> None:
+        """GAME.md JOURNAL_FAULT: the table recovers by itself once commits succeed."""
+        while True:
+            await self.runner.fault_raised.wait()
+            while not self.runner.retry_journal():  # noqa: ASYNC110 (polls the disk)
+                await asyncio.sleep(JOURNAL_RETRY_S)
+
+    async def _prune_task(self) -> None:
+        """Bounded disk (``[storage] keep_days`` and ``prune``)."""
+        storage = self.cfg.storage
+        while True:
+            try:
+                self.journal.prune(keep_days=storage.keep_days, mode=storage.prune)
+            except JournalFault as exc:
+                log.warning("journal not pruned: %s", exc)
+            await asyncio.sleep(PRUNE_INTERVAL_S)
+
     async def _watchdog_task(self, interval_s: float) -> None:
         # Pinged from the event loop, so a stalled loop stops the pings and
         # systemd restarts the service.
@@ -205,7 +241,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 async def serve(cfg: TableConfig, *, stop: asyncio.Event | None = None) -> None:
-    """Run the service until ``stop`` is set, SIGTERM or SIGINT."""
+    """Run the service until ``stop`` is set, SIGTERM or SIGINT.
+
+    Raises :class:`IdentityYielded` when it yielded to an earlier controller of its table.
+    """
     service = TableService(cfg)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -219,6 +258,8 @@ async def serve(cfg: TableConfig, *, stop: asyncio.Event | None = None) -> None:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+    if service.yielded is not None:
+        raise IdentityYielded(service.yielded)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -229,10 +270,22 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_config(args.config)
     except ConfigError as exc:
         print(f"table-controller: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     try:
         asyncio.run(serve(cfg))
+    except IdentityYielded as exc:
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return EXIT_IDENTITY
     except PublisherConfigError as exc:
         print(f"table-controller: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
+    except JournalFault as exc:
+        # Disk full or an I/O error at start: a restart may succeed once there is room.
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return 1
+    except JournalError as exc:
+        # Damaged, held by another process, or another table's: restarting cannot help
+        # (the unit's RestartPreventExitStatus names this status).
+        print(f"table-controller: {exc}", file=sys.stderr)
+        return EXIT_JOURNAL
     return 0

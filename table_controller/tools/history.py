@@ -1,11 +1,10 @@
 """``table-controller history --config table.toml [--round N | --last 10] [--json]``.
 
-Hand records rebuilt from the journal. §5324.22(i)(4) and (i)(5)(iii) have the cards kept "in
+Hand records from the journal. §5324.22(i)(4) and (i)(5)(iii) have the cards kept "in
 a manner that permits the reconstruction of each hand" in case of a question or dispute, and
-regulators ask a table to recall at least its last ten games. The journal holds every input the
-table ever took, so replaying it through the engine rebuilds every round exactly as it was
-settled; each record is built as the service built it (same ``id``, same ``ts``), so ``--json``
-prints the very ``war-round/1`` payloads that were published on ``rounds``.
+regulators ask a table to recall at least its last ten games. The journal's outbox keeps the
+round records it published (at least the last 100, whatever it prunes), so ``--json`` prints the
+very ``war-round/1`` payloads that were published on ``rounds``, from the table alone.
 
 The journal is opened read only: the command may run beside the service. A round still in
 progress (a power cut mid-round, say) has no record yet; the human output lists its cards so far.
@@ -16,18 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import deque
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from table_controller.engine import RoundEngine, RoundRecorded, TableState, input_from_json
+from table_controller.engine import TableState
 from table_controller.engine.settlement import card_json
 from table_controller.feed.messages import MessageFactory
+from table_controller.service.binding import restore
 from table_controller.service.config import ConfigError, TableConfig, load_config
 from table_controller.service.journal import Journal, JournalError
-from table_controller.service.runner import table_setup
 
 DEFAULT_LAST: Final = 10
 """Regulators ask that a table recall at least its last ten games."""
@@ -76,27 +73,22 @@ def rebuild(
     cfg: TableConfig, journal: Journal, *, round_id: int | None = None, last: int = DEFAULT_LAST
 ) -> tuple[list[dict[str, Any]], TableState]:
     """The ``war-round/1`` payloads asked for (oldest first), and the table as the journal
-    leaves it. Round ``round_id`` only, or else the ``last`` rounds recorded."""
-    engine = RoundEngine(table_setup(cfg))
-    # Only what is asked for is kept, so a journal of any length replays in bounded memory.
-    kept: deque[tuple[RoundRecorded, datetime]] = deque(
-        maxlen=None if round_id is not None else last
-    )
-    for number, body in journal.numbered_inputs():
-        try:
-            inp = input_from_json(body)
-        except ValueError as exc:
-            raise HistoryError(
-                f"{journal.path}: journaled input {number} is corrupt ({exc}); nothing after "
-                "it can be rebuilt: keep the file as it is for inspection"
-            ) from exc
-        for out in engine.feed(inp):
-            if isinstance(out, RoundRecorded) and round_id in (None, out.round_id):
-                # The service stamps a record with the time of the input that ended it.
-                kept.append((out, inp.at))
-    factory = MessageFactory(cfg, epoch=journal.epoch)
-    records = [json.loads(factory.round_record(out, ts=at).payload) for out, at in kept]
-    return records, engine.state
+    leaves it. Round ``round_id`` only, or else the ``last`` rounds recorded.
+
+    The records are the very messages the outbox holds (the journal keeps at least the last
+    100 whatever it prunes); the table is the latest checkpoint and the inputs after it.
+    """
+    try:
+        state = restore(cfg, journal).engine.state
+    except JournalError as exc:
+        raise HistoryError(str(exc)) from exc
+    if round_id is None:
+        messages = journal.last_messages("rounds", last)
+    else:
+        factory = MessageFactory(cfg, epoch=journal.epoch)
+        found = journal.message_by_id(factory.round_id(round_id))
+        messages = [] if found is None else [found]
+    return [json.loads(m.payload) for m in messages], state
 
 
 # -- the human form -----------------------------------------------------------------------

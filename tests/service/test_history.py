@@ -231,7 +231,7 @@ def test_history_of_an_empty_or_missing_or_corrupt_journal(
         j.record({"type": "card_read", "at": datetime.now(UTC).isoformat(), "n": "x"}, [])
     code, _, err = _history(capsys, "--config", config)
     assert code == 2
-    assert "journaled input 1 is corrupt" in err
+    assert "damaged (input 1:" in err
     assert "'n'" in err
 
     code, _, err = _history(capsys, "--config", str(tmp_path / "nowhere.toml"))

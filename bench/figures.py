@@ -1,0 +1,229 @@
+"""What the benchmarks share: percentiles, the machine, results files, and two floors.
+
+The floors are what the product's path cannot beat on this machine: one
+journal commit on a given disk (:func:`journal_commit_ms`, SQLite in WAL with
+``synchronous=FULL``, as the journal opens it) and a bare paho-mqtt publish →
+receive through a given broker (:func:`paho_floor`, QoS 1, MQTT 5, one message
+at a time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import sqlite3
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from table_controller.rigs.broker import MosquittoBroker, find_mosquitto
+
+RESULTS_DIR: Final = Path(__file__).resolve().parent / "results"
+EVENT_WAIT_S: Final = 10.0
+"""How long one message may take before the run is called broken."""
+NODELAY: Final = "set_tcp_nodelay true"
+"""Every Mosquitto the benchmarks start: Nagle's algorithm off on the broker's sockets
+(small packets would otherwise wait for the peer's delayed ACK, 40 ms on Linux)."""
+
+
+class BenchError(RuntimeError):
+    """The table did not do what the benchmark expected; the message says what it saw."""
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending sequence (``q`` in 0..100)."""
+    if not ordered:
+        raise ValueError("no samples")
+    rank = max(1, min(len(ordered), math.ceil(q * len(ordered) / 100)))
+    return ordered[rank - 1]
+
+
+def summarize(samples_ms: Sequence[float]) -> dict[str, float | int]:
+    """Count, mean, p50, p90, p99 and max of latencies in milliseconds (3 decimals)."""
+    ordered = sorted(samples_ms)
+    return {
+        "count": len(ordered),
+        "mean_ms": round(sum(ordered) / len(ordered), 3),
+        "p50_ms": round(percentile(ordered, 50), 3),
+        "p90_ms": round(percentile(ordered, 90), 3),
+        "p99_ms": round(percentile(ordered, 99), 3),
+        "max_ms": round(ordered[-1], 3),
+    }
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu_model(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "arch": platform.machine(),
+        "kernel": platform.release(),
+        "broker": mosquitto_version(),
+        # Other work on the machine shows here: the figures are only as quiet as it was.
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def mosquitto_version() -> str:
+    """``mosquitto version 2.0.11``, as the broker binary prints it."""
+    binary = find_mosquitto()
+    if binary is None:
+        return "not found"
+    try:
+        out = subprocess.run(
+            [binary, "-h"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.splitlines()[0].strip() if out else "unknown"
+
+
+def write_results(path: Path, figures: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def filesystem_of(path: Path) -> str:
+    """The type of the filesystem ``path`` lives on (``ext4``, ``tmpfs``…), from /proc/mounts."""
+    target = str(path.resolve())
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                inside = target == point or target.startswith(point.rstrip("/") + "/")
+                if inside and len(point) > len(best):
+                    best, kind = point, fields[2]
+    except OSError:
+        pass
+    return kind
+
+
+def journal_commit_ms(folder: Path, samples: int) -> dict[str, float | int]:
+    """What one journal commit costs there: SQLite in WAL with ``synchronous=FULL``,
+    as ``table_controller.service.journal`` opens it, one small row a transaction."""
+    path = folder / f"commit-probe-{uuid.uuid4().hex}.sqlite3"
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("CREATE TABLE probe (n INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        body = "x" * 200
+        times: list[float] = []
+        for _ in range(samples):
+            start = time.perf_counter_ns()
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO probe (body) VALUES (?)", (body,))
+            db.execute("COMMIT")
+            times.append((time.perf_counter_ns() - start) / 1e6)
+    finally:
+        db.close()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{path}{suffix}")
+    return summarize(times)
+
+
+def paho_floor(broker: MosquittoBroker, payload: bytes, count: int) -> list[float]:
+    """Bare paho-mqtt, MQTT 5, QoS 1: publish → receive through the broker, one at a time."""
+    topic = f"bench/floor/{uuid.uuid4().hex}"
+    arrived = threading.Event()
+    stamp = [0]
+    connected = [threading.Event(), threading.Event()]
+    subscribed = threading.Event()
+
+    def on_message(client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+        stamp[0] = time.perf_counter_ns()
+        arrived.set()
+
+    def on_connect(which: int) -> Callable[..., None]:
+        def callback(
+            client: paho.Client,
+            userdata: Any,
+            flags: paho.ConnectFlags,
+            reason: ReasonCode,
+            properties: Properties | None,
+        ) -> None:
+            connected[which].set()
+
+        return callback
+
+    def on_subscribe(
+        client: paho.Client,
+        userdata: Any,
+        mid: int,
+        reasons: list[ReasonCode],
+        properties: Properties | None,
+    ) -> None:
+        subscribed.set()
+
+    clients = []
+    for which in (0, 1):
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=f"bench-floor-{which}-{uuid.uuid4().hex[:8]}",
+            protocol=paho.MQTTv5,
+        )
+        client.on_connect = on_connect(which)
+        clients.append(client)
+    sub, pub = clients
+    sub.on_message = on_message
+    sub.on_subscribe = on_subscribe
+    samples: list[float] = []
+    started: list[paho.Client] = []
+    try:
+        for which, client in enumerate(clients):
+            client.connect(broker.host, broker.port)
+            client.loop_start()
+            started.append(client)
+            if not connected[which].wait(EVENT_WAIT_S):
+                raise BenchError("paho client did not connect")
+        sub.subscribe(topic, qos=1)
+        if not subscribed.wait(EVENT_WAIT_S):
+            raise BenchError("paho subscription not acknowledged")
+        for _ in range(count):
+            arrived.clear()
+            start = time.perf_counter_ns()
+            pub.publish(topic, payload, qos=1)
+            if not arrived.wait(EVENT_WAIT_S):
+                raise BenchError("paho message not received")
+            samples.append((stamp[0] - start) / 1e6)
+    finally:
+        for client in started:
+            client.disconnect()
+            client.loop_stop()
+    return samples

@@ -1,0 +1,246 @@
+"""Draining the outbox over one connection: the in-flight window, PUBACKs and refusals.
+
+* Up to ``MAX_IN_FLIGHT`` messages (or the broker's Receive Maximum) are in
+  flight at once; PUBACKs come back in order, and each batch is marked sent
+  in one journal transaction.
+* A PUBACK reason code of 0x80 or above is a refusal: the message stays in
+  the outbox (held back for a while, see ``journal.py``) and ``on_refused``
+  fires once per message id.
+* A broker that refuses a message by dropping the connection (a packet above
+  its size limit, say) cannot block the outbox: a DISCONNECT naming such a
+  reason refuses the message at the head of the in-flight window; a plain drop
+  makes the next connection send one message at a time, and a message alone in
+  flight at ``POISON_LOSSES`` drops in a row counts as refused.
+* While connected, what arrives on the table's subscriptions (``ack``,
+  ``replay``, ``status``) goes to ``on_message``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Final
+
+import aiomqtt
+from paho.mqtt.properties import Properties
+
+from table_controller.service.errors import JournalFault
+from table_controller.service.journal import Journal
+from table_controller.service.mqtt_client import (
+    LOST,
+    AckingClient,
+    AckTimeout,
+    ConnectionLost,
+    reason_name,
+)
+from table_controller.service.outbox import OutboxMessage
+from table_controller.service.publisher_links import ReconnectPolicy
+
+log = logging.getLogger("table_controller.service.publisher")
+
+# Messages handed to the connection before waiting for their PUBACKs (paho's
+# default, and Mosquitto's default Receive Maximum); a smaller Receive Maximum
+# from the broker's CONNACK wins.
+MAX_IN_FLIGHT: Final = 20
+BATCH: Final = 100
+REFUSAL_MIN: Final = 0x80  # MQTT 5: a reason code of 0x80 or above is a failure
+IMPLEMENTATION_ERROR: Final = 0x83  # used for a message paho-mqtt refuses to encode
+# DISCONNECT reason codes that refuse the PUBLISH the broker was reading: the
+# message at the head of the in-flight window is the one it refused.
+MESSAGE_REFUSALS: Final = frozenset({0x87, 0x90, 0x95, 0x97, 0x99, 0x9A, 0x9B})
+# A message alone in flight when the connection dropped this many times in a
+# row is taken as refused, so that it cannot block the outbox forever.
+POISON_LOSSES: Final = 3
+
+
+class Drain(ReconnectPolicy):
+    """Publishes what the journal holds over one connection, for as long as it lasts."""
+
+    identity_conflict: bool
+    _journal: Journal
+    _subscriptions: tuple[str, ...]
+    _on_message: Callable[[str, bytes], None] | None
+    _on_refused: Callable[[OutboxMessage, int], None]
+    _unjournaled: dict[str, OutboxMessage]
+    _publish_props: Properties | None
+    _ack_timeout_s: float
+    _closing: bool
+    _woken: bool
+    _idle: asyncio.Event
+    _wake_fut: asyncio.Future[None] | None
+    _careful: int
+    _lost_sending: bool
+    _suspect: str | None
+    _suspect_losses: int
+    _up_since: float | None
+
+    async def _serve(self, client: AckingClient) -> None:
+        if not self._subscriptions or self._on_message is None:
+            await self._drain(client)
+            return
+        await client.subscribe([(topic, 1) for topic in self._subscriptions])
+        reader = asyncio.create_task(self._read(client), name="publisher-reader")
+        try:
+            await self._drain(client)
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                await reader
+
+    async def _read(self, client: AckingClient) -> None:
+        on_message = self._on_message
+        assert on_message is not None
+        async for msg in client.messages:
+            payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload).encode()
+            self._call(on_message, str(msg.topic), payload)
+
+    async def _drain(self, client: AckingClient) -> None:
+        lost = client.lost
+        loop = asyncio.get_running_loop()
+        window = min(MAX_IN_FLIGHT, client.receive_maximum or MAX_IN_FLIGHT)
+        while True:
+            if client.disconnect_reason is not None:
+                # Gone already: aiomqtt forgets a disconnect that came with the CONNACK.
+                raise ConnectionLost("connection lost")
+            self._check_stable()
+            if not self._closing:
+                self._woken = False
+                batch = list(self._unjournaled.values())
+                self._unjournaled.clear()
+                batch += self._journal.pending(BATCH)
+                if batch:
+                    self._idle.clear()
+                    await self._send(client, batch, window)
+                    continue
+                if self._woken:
+                    continue
+                self._idle.set()
+            self._wake_fut = loop.create_future()
+            try:
+                await asyncio.wait(
+                    (self._wake_fut, lost),
+                    timeout=None if self._closing else self._retry_timeout(),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                self._wake_fut = None
+            if lost.done():
+                raise ConnectionLost("connection lost")
+
+    def _retry_timeout(self) -> float | None:
+        at = self._journal.next_retry_at()
+        if at is None:
+            return None
+        # A little past the retry time, so that the message is due when we look.
+        return max(0.0, (at - datetime.now(UTC)).total_seconds()) + 0.01
+
+    async def _send(self, client: AckingClient, batch: list[OutboxMessage], window: int) -> None:
+        in_flight: deque[tuple[OutboxMessage, asyncio.Future[int]]] = deque()
+        acked: list[str] = []
+        try:
+            for msg in batch:
+                while len(in_flight) >= (1 if self._careful else window):
+                    await self._settle_head(client, in_flight, acked)
+                try:
+                    fut = client.publish_nowait(msg, self._publish_props)
+                except ValueError as exc:
+                    # paho cannot encode it (it checks topic and size): it can never go.
+                    log.error("message %s cannot be published: %s", msg.id, exc)
+                    self._refused(msg, IMPLEMENTATION_ERROR)
+                    continue
+                in_flight.append((msg, fut))
+            while in_flight:
+                await self._settle_head(client, in_flight, acked)
+        except ConnectionLost:
+            if in_flight:
+                self._lost_in_flight(client, in_flight[0][0], alone=len(in_flight) == 1)
+            raise
+        finally:
+            if acked:
+                self._mark_sent(acked)
+
+    def _lost_in_flight(self, client: AckingClient, head: OutboxMessage, *, alone: bool) -> None:
+        """The connection went with ``head`` the oldest message not acknowledged.
+
+        A broker that refuses a PUBLISH by disconnecting (too large, bad
+        topic…) would block the outbox forever if that message were simply
+        sent again first. A DISCONNECT that names such a reason refuses the
+        head at once (PUBACKs and DISCONNECT come in order). A connection that
+        just drops says nothing about which message it choked on, so the next
+        connection sends one message at a time for a while; a message alone
+        on the wire at ``POISON_LOSSES`` losses in a row counts as refused.
+        """
+        code = client.disconnect_reason
+        self._careful = MAX_IN_FLIGHT
+        self._lost_sending = True
+        if client.disconnect_from_broker and code in MESSAGE_REFUSALS:
+            assert code is not None
+            self._suspect, self._suspect_losses = None, 0
+            self._refused(head, code)
+            return
+        if not alone:
+            return
+        if head.id == self._suspect:
+            self._suspect_losses += 1
+        else:
+            self._suspect, self._suspect_losses = head.id, 1
+        if self._suspect_losses >= POISON_LOSSES:
+            self._suspect, self._suspect_losses = None, 0
+            self._refused(head, code if code is not None and code >= REFUSAL_MIN else REFUSAL_MIN)
+
+    async def _settle_head(
+        self,
+        client: AckingClient,
+        in_flight: deque[tuple[OutboxMessage, asyncio.Future[int]]],
+        acked: list[str],
+    ) -> None:
+        msg, fut = in_flight[0]
+        code = await self._ack(client, fut)
+        in_flight.popleft()
+        if self._careful:
+            self._careful -= 1
+        if msg.id == self._suspect:
+            self._suspect, self._suspect_losses = None, 0
+        if code >= REFUSAL_MIN:
+            self._refused(msg, code)
+        else:
+            acked.append(msg.id)
+
+    async def _ack(self, client: AckingClient, fut: asyncio.Future[int]) -> int:
+        lost = client.lost
+        done, _ = await asyncio.wait(
+            (fut, lost), timeout=self._ack_timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        if fut in done and fut.result() != LOST:
+            return fut.result()
+        if fut in done or lost in done:
+            raise ConnectionLost("connection lost with messages in flight")
+        raise AckTimeout(f"no PUBACK within {self._ack_timeout_s:.0f} s")
+
+    def _mark_sent(self, ids: list[str]) -> None:
+        try:
+            self._journal.mark_sent(ids)
+        except JournalFault as exc:
+            # Not marked: they go again, with the same ids, once the journal commits.
+            log.debug("sent marks not journaled: %s", exc)
+
+    def _refused(self, msg: OutboxMessage, code: int) -> None:
+        try:
+            first = self._journal.mark_refused(msg.id, code)
+        except JournalFault as exc:
+            log.debug("refusal not journaled: %s", exc)
+            first = False
+        if first:
+            log.warning(
+                "the broker refused message %s on %s: %s; it stays in the outbox",
+                msg.id,
+                msg.topic,
+                reason_name(code),
+            )
+            self._call(self._on_refused, msg, code)
+        else:
+            log.debug("message %s refused again: %s", msg.id, reason_name(code))
