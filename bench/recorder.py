@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bench.latency import RESULTS_DIR, machine, now_iso, percentile, write_results
+from bench.figures import RESULTS_DIR, machine, now_iso, percentile, write_results
 from bench.light_table import LightTable
 from bench.pg_server import PostgresServer
 from table_controller.recorder.store.backend import open_backend

@@ -215,6 +215,9 @@ class Recorder:
                         continue
                 batch, self._pending = self._pending[:BATCH_MAX], self._pending[BATCH_MAX:]
                 await self._commit(self.book.with_epochs(batch))
+                # The feed's progress before its acks: /api/gaps is never behind an ack.
+                with contextlib.suppress(DatabaseUnavailable):
+                    await self.book.save(self.db)
                 await self._publish(self.book.acks())
         finally:
             stop.cancel()
