@@ -59,6 +59,7 @@ RETRY_INITIAL_S: Final = 0.5
 RETRY_MAX_S: Final = 5.0
 KEEPALIVE_S: Final = 15
 PUBLISH_TIMEOUT_S: Final = 10.0
+PUBLISH_WINDOW: Final = 100
 LAGS_KEPT: Final = 10_000_000
 
 
@@ -142,7 +143,10 @@ class Recorder:
         attempt = 0
         while True:
             try:
-                async with self._new_client() as client:
+                client = self._new_client()
+                # aiomqtt warns past 10 publishes awaiting their PUBACK; we send windows.
+                client.pending_calls_threshold = PUBLISH_WINDOW
+                async with client:
                     for topic in subscriptions(self.mqtt):
                         await client.subscribe(topic, qos=1)
                     log.info("recorder %s: connected to %s", self.mqtt.name, self.mqtt.url)
@@ -181,19 +185,30 @@ class Recorder:
         self._arrived.set()
 
     async def _publish(self, items: list[Outgoing]) -> None:
-        """Publish, or keep for the next connection (acks are retained: the latest wins)."""
+        """Publish, or keep for the next connection (acks are retained: the latest wins).
+
+        Up to ``PUBLISH_WINDOW`` at once: a commit may move the acks of hundreds of
+        tables, and one PUBACK round trip each in turn would hold the next commit.
+        """
         self._outgoing += items
         client = self._client
         if client is None or not self._outgoing:
             return
         todo, self._outgoing = self._outgoing, []
-        for i, item in enumerate(todo):
+        for i in range(0, len(todo), PUBLISH_WINDOW):
+            window = todo[i : i + PUBLISH_WINDOW]
             try:
                 await asyncio.wait_for(
-                    client.publish(item.topic, item.payload, qos=1, retain=item.retain),
+                    asyncio.gather(
+                        *(
+                            client.publish(o.topic, o.payload, qos=1, retain=o.retain)
+                            for o in window
+                        )
+                    ),
                     PUBLISH_TIMEOUT_S,
                 )
             except (aiomqtt.MqttError, TimeoutError):
+                # Acks wait for the next connection; replay requests are made again when due.
                 self._outgoing = [o for o in todo[i:] if o.retain] + self._outgoing
                 return
 
