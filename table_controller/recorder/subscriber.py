@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -64,10 +64,11 @@ LAGS_KEPT: Final = 10_000_000
 
 
 def subscriptions(mqtt: MqttSection) -> list[str]:
-    """The topic filters of the recorder's sites (RECORDER.md)."""
+    """The topic filters of the recorder's sites (RECORDER.md); MQTT 3.1.1 has no shares."""
+    share = f"$share/{mqtt.group}/" if mqtt.protocol == "5" else ""
     out = []
     for site in mqtt.sites:
-        out += [f"$share/{mqtt.group}/casino/{site}/table/+/{leaf}" for leaf in sorted(SEQUENCED)]
+        out += [f"{share}casino/{site}/table/+/{leaf}" for leaf in sorted(SEQUENCED)]
         out += [f"casino/{site}/table/+/{leaf}" for leaf in sorted(LATEST)]
     return out
 
@@ -111,6 +112,11 @@ class Recorder:
         self._stopping.set()
 
     async def run(self) -> None:
+        if self.mqtt.protocol == "3.1.1":
+            log.warning(
+                "MQTT 3.1.1: refused publishes cannot be seen and there is no shared "
+                "subscription: run this recorder alone (MQTT.md)"
+            )
         async with asyncio.TaskGroup() as tg:
             mqtt = tg.create_task(self._mqtt_loop(), name="recorder-mqtt")
             gaps = tg.create_task(self._gap_loop(), name="recorder-gaps")
@@ -124,19 +130,30 @@ class Recorder:
     # -- MQTT ------------------------------------------------------------------------
 
     def _new_client(self) -> aiomqtt.Client:
+        common: dict[str, Any] = {
+            "username": self.mqtt.username,
+            "password": self._password,
+            "identifier": self.mqtt.name,
+            "keepalive": KEEPALIVE_S,
+            "tls_context": self._tls,
+        }
+        if self.mqtt.protocol == "3.1.1":
+            return aiomqtt.Client(
+                self.address.host,
+                self.address.port,
+                protocol=aiomqtt.ProtocolVersion.V311,
+                clean_session=False,
+                **common,
+            )
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = self.mqtt.session_expiry_s
         return aiomqtt.Client(
             self.address.host,
             self.address.port,
-            username=self.mqtt.username,
-            password=self._password,
-            identifier=self.mqtt.name,
             protocol=aiomqtt.ProtocolVersion.V5,
             clean_start=False,
             properties=props,
-            keepalive=KEEPALIVE_S,
-            tls_context=self._tls,
+            **common,
         )
 
     async def _mqtt_loop(self) -> None:
