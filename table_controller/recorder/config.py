@@ -101,20 +101,6 @@ class RecorderConfig(_Strict):
     http: HttpSection = HttpSection()
 
 
-def embedded_config(
-    broker_url: str, database: Path, *, site: str, protocol: str = "5", listen: str | None = None
-) -> RecorderConfig:
-    """A recorder for one machine (the demo): SQLite at ``database``, the broker's site."""
-    return parse_config(
-        {
-            "mqtt": {"url": broker_url, "client_id": "recorder", "sites": [site]}
-            | {"protocol": protocol},
-            "database": {"url": f"sqlite://{database.resolve()}"},
-            "http": {"listen": listen},
-        }
-    )
-
-
 def parse_listen(value: str) -> tuple[str, int]:
     """``host:port`` (``[::1]:8080`` for IPv6) as a host and a port (0 picks a free one)."""
     host, sep, port = value.rpartition(":")

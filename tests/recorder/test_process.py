@@ -1,4 +1,4 @@
-"""The recorder process as the demo runs it: one machine, SQLite, the caller's stop event."""
+"""The recorder process in a caller's loop: SQLite, MQTT 5 or 3.1.1, the caller's stop event."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from bench.light_table import LightTable
-from table_controller.recorder.config import embedded_config
 from table_controller.recorder.process import serve
 from table_controller.rigs.broker import MosquittoBroker, free_port
 from tests.recorder.conftest import SITE, dealing, unique
