@@ -15,18 +15,18 @@ from tests.recorder.conftest import SITE, dealing, unique
 
 
 @pytest.mark.parametrize("protocol", ["5", "3.1.1"])
-async def test_embedded_recorder_on_sqlite(
+async def test_recorder_in_the_callers_loop(
     mosquitto: MosquittoBroker, tmp_path: Path, protocol: str
 ) -> None:
     port = free_port()
-    cfg = embedded_config(
-        mosquitto.url,
-        tmp_path / "demo.db",
-        site=SITE,
-        protocol=protocol,
-        listen=f"127.0.0.1:{port}",
+    cfg = parse_config(
+        {
+            "mqtt": {"url": mosquitto.url, "client_id": unique("demo"), "sites": [SITE]}
+            | {"protocol": protocol},
+            "database": {"url": f"sqlite://{tmp_path}/demo.db"},
+            "http": {"listen": f"127.0.0.1:{port}"},
+        }
     )
-    cfg = cfg.model_copy(update={"mqtt": cfg.mqtt.model_copy(update={"client_id": unique("demo")})})
     stop = asyncio.Event()
     recorder = asyncio.create_task(serve(cfg, stop), name="demo-recorder")
     table = LightTable(mosquitto.host, mosquitto.port, site=SITE, table=unique("demo"))
