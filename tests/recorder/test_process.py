@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from bench.light_table import LightTable
+from table_controller.recorder.config import parse_config
 from table_controller.recorder.process import serve
 from table_controller.rigs.broker import MosquittoBroker, free_port
 from tests.recorder.conftest import SITE, dealing, unique
