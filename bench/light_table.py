@@ -229,10 +229,10 @@ class LightTable:
             }
             self._enqueue("alerts", alert)
 
-    async def wait_acked(self, timeout: float) -> None:
-        """Until an ack covers every message published so far."""
+    async def wait_acked(self, timeout: float, at_least: int | None = None) -> None:
+        """Until an ack covers every message published so far (or ``at_least`` of them)."""
         async with asyncio.timeout(timeout):
-            while self.acked < self.last_feed_seq:
+            while self.acked < (self.last_feed_seq if at_least is None else at_least):
                 self.acked_event.clear()
                 await self.acked_event.wait()
 

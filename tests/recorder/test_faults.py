@@ -9,13 +9,16 @@ Mosquitto and a real PostgreSQL; the recorders of (a) and (b) are
 from __future__ import annotations
 
 import asyncio
+import json
+
+import aiomqtt
 
 from bench.light_table import LightTable
 from bench.pg_server import PostgresServer
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.subscriber import Recorder
 from table_controller.rigs.broker import MosquittoBroker
-from tests.recorder.checks import assert_complete
+from tests.recorder.checks import assert_complete, stored_feed
 from tests.recorder.conftest import (
     SITE,
     Spawn,
@@ -118,5 +121,46 @@ async def test_d_the_broker_restarts(own_mosquitto: MosquittoBroker, pg_db: Back
         await asyncio.to_thread(own_mosquitto.stop)
         await asyncio.to_thread(own_mosquitto.start)
         await dealer
+        await _settled(tables)
+    await assert_complete(pg_db, *tables)
+
+
+async def _retained_acks(broker: MosquittoBroker, tables: list[LightTable]) -> dict[str, int]:
+    """The ack each table finds on the broker now (retained)."""
+    found: dict[str, int] = {}
+    async with aiomqtt.Client(broker.host, broker.port, protocol=aiomqtt.ProtocolVersion.V5) as c:
+        await c.subscribe(f"casino/{SITE}/table/+/ack", qos=1)
+        names = {t.table for t in tables}
+        async with asyncio.timeout(SETTLE_TIMEOUT_S):
+            async for message in c.messages:
+                assert isinstance(message.payload, bytes)
+                body = json.loads(message.payload)
+                if body["table"] in names:
+                    found[body["table"]] = body["feed_seq"]
+                if set(found) == names:
+                    break
+    return found
+
+
+async def test_sigterm_commits_acks_and_disconnects(
+    mosquitto: MosquittoBroker, pg_url: str, pg_db: Backend, spawn: Spawn
+) -> None:
+    """SIGTERM mid-stream: exit 0, and the acks left on the broker are never ahead of the
+    database (each table's ack is at most its committed contiguous feed_seq)."""
+    group = unique("group")
+    recorder = spawn(mosquitto, pg_url, group)
+    tables = _tables(mosquitto)
+    halfway = asyncio.Event()
+    async with dealing(*tables):
+        dealer = asyncio.create_task(_deal(tables, ROUNDS, halfway))
+        await halfway.wait()
+        await asyncio.gather(*(t.wait_acked(SETTLE_TIMEOUT_S, at_least=1) for t in tables))
+        assert await asyncio.to_thread(recorder.terminate) == 0
+        await dealer
+        acks = await _retained_acks(mosquitto, tables)
+        for t in tables:
+            stored = set((await stored_feed(pg_db, t)).keys())
+            assert set(range(1, acks[t.table] + 1)) <= stored
+        spawn(mosquitto, pg_url, group)  # a recorder again: the rest is delivered
         await _settled(tables)
     await assert_complete(pg_db, *tables)
