@@ -43,8 +43,8 @@ async def test_a_dropped_message_is_filled_by_replay(
     async with running(Recorder(cfg.mqtt, db)), dealing(table):
         table.deal_round()
         await table.wait_acked(ACK_TIMEOUT_S)
-    assert table.replays
-    assert table.replays[0][0] == 3
+    # 3 went out only in answer to a replay (a slow start may ask for more besides).
+    assert any(first <= 3 <= last for first, last in table.replays)
     await assert_complete(db, table)
 
 
