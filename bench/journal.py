@@ -112,7 +112,9 @@ def play(path: Path, rounds: int, keep_days: float) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.journal", description=__doc__)
     parser.add_argument("--rounds", type=int, default=1000)
-    parser.add_argument("--keep-days", type=float, default=30.0)
+    parser.add_argument(
+        "--keep-days", type=float, default=0.0, help="[storage] keep_days (0: the floor)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
         "--dir", type=Path, default=None, help="where the journal goes (default: a temp dir)"

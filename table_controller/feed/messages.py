@@ -12,8 +12,9 @@ with the input, and after a failed commit starts again from the journal's.
 Events, alerts and round records are on a card's path: they are written as
 JSON straight from the engine's dicts, which are already in the contract's
 shape, instead of being validated again for every message (issue 12; the
-tests validate what these builders write against the payload models). The
-retained views and the status go through the models.
+tests validate what these builders write against the payload models). So are
+the retained ``state`` and ``stats``, rebuilt after the inputs that arrived
+together; the status goes through its model.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from table_controller.engine import Event, EventType, RoundRecorded
-from table_controller.feed.payloads import TOPIC_RULES, Envelope, Topic, rfc3339
+from table_controller.feed.payloads import TOPIC_RULES, Envelope, Topic, new_id, rfc3339
 from table_controller.service.config import TableConfig
 from table_controller.service.outbox import OutboxMessage
 
@@ -44,7 +45,6 @@ _ALERT_FIELDS = (
     "resolved_by",
 )
 _ID_SPACE = uuid.UUID("6f1d3c52-8a4e-4b8e-9a57-3c1f0e2d7b90")
-_QOS: Final = TOPIC_RULES[Topic.EVENTS].qos
 
 
 def _json_default(value: object) -> object:
@@ -75,16 +75,21 @@ class MessageFactory:
         self.epoch = epoch
         self.rules = cfg.rules.name.value
         self.feed_seq = last_feed_seq
-        self._topics = {t: self.envelope.topic(t) for t in (Topic.EVENTS, Topic.ALERTS)}
-        self._topics[Topic.ROUNDS] = self.envelope.topic(Topic.ROUNDS)
+        self._topics = {t: self.envelope.topic(t) for t in Topic}
 
     def _id(self, kind: str, number: int | str) -> str:
         return str(uuid.uuid5(_ID_SPACE, f"{self.envelope.table}/{self.epoch}/{kind}/{number}"))
 
-    def _feed(
-        self, topic: Topic, schema: str, id: str, ts: datetime, body: dict[str, Any]
+    def _message(
+        self,
+        topic: Topic,
+        schema: str,
+        id: str,
+        ts: datetime,
+        body: Mapping[str, Any],
+        *,
+        feed: bool,
     ) -> OutboxMessage:
-        self.feed_seq += 1
         payload = {
             "schema": schema,
             "id": id,
@@ -92,16 +97,25 @@ class MessageFactory:
             "site": self.envelope.site,
             "ts": rfc3339(ts),
             **body,
-            "feed_seq": self.feed_seq,
         }
+        feed_seq = None
+        if feed:
+            self.feed_seq += 1
+            feed_seq = payload["feed_seq"] = self.feed_seq
+        rule = TOPIC_RULES[topic]
         return OutboxMessage(
             id=id,
             topic=self._topics[topic],
             payload=_ENCODE(payload).encode("utf-8"),
-            qos=_QOS,
-            retain=False,
-            feed_seq=self.feed_seq,
+            qos=rule.qos,
+            retain=rule.retained,
+            feed_seq=feed_seq,
         )
+
+    def _feed(
+        self, topic: Topic, schema: str, id: str, ts: datetime, body: Mapping[str, Any]
+    ) -> OutboxMessage:
+        return self._message(topic, schema, id, ts, body, feed=True)
 
     def event(self, event: Event) -> list[OutboxMessage]:
         """The ``events`` message, and for an alert also its ``alerts`` message."""
@@ -141,10 +155,12 @@ class MessageFactory:
         return self._feed(Topic.ROUNDS, "war-round/1", self.round_id(out.round_id), ts, record)
 
     def state(self, view: Mapping[str, Any], *, ts: datetime) -> OutboxMessage:
-        return self.envelope.state(state_payload(view), ts=ts)
+        return self._message(
+            Topic.STATE, "table-state/1", new_id(), ts, state_payload(view), feed=False
+        )
 
     def stats(self, view: Mapping[str, Any], *, ts: datetime) -> OutboxMessage:
-        return self.envelope.stats(view, ts=ts)
+        return self._message(Topic.STATS, "table-stats/1", new_id(), ts, view, feed=False)
 
     def status(self, body: Mapping[str, Any], *, ts: datetime) -> OutboxMessage:
         return self.envelope.status(body, ts=ts)

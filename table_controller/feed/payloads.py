@@ -185,6 +185,15 @@ FeedSeq: TypeAlias = Annotated[
 ]
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
+# A field the table adds (MQTT.md): left out of the JSON when not set, so a payload
+# without it reads back as it was written.
+NOT_SET: Final[Any] = Field(default=None, exclude_if=_absent)
+
+
 BURN_ROLES: Final = frozenset({CardRole.BURN, CardRole.WAR_BURN})
 
 
@@ -273,11 +282,11 @@ class TableStatus(Payload):
     positions: Position
     devices: Devices
     outbox: OutboxFigures
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
-    instance: Ident | None = None
-    started: Timestamp | None = None
-    journal: DeviceStatus | None = None
-    feed: FeedFigures | None = None
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = NOT_SET
+    instance: Ident | None = NOT_SET
+    started: Timestamp | None = NOT_SET
+    journal: DeviceStatus | None = NOT_SET
+    feed: FeedFigures | None = NOT_SET
 
 
 # table-state/1 -----------------------------------------------------------------
@@ -327,7 +336,7 @@ class _EventBase(Payload):
     seq: Annotated[StrictInt, Field(ge=1, description="per table, +1 each event")]
     epoch: Ident = Field(description="the journal's identity: a new journal, a new epoch")
     round_id: RoundId | None
-    feed_seq: FeedSeq | None = None
+    feed_seq: FeedSeq | None = NOT_SET
 
 
 class ShoeStartedEvent(_EventBase):
@@ -486,7 +495,7 @@ class WarRound(Payload):
     positions: list[PositionRecord]
     net: NetCents | None
     alerts: list[Ident] = Field(description="the alert ids raised during the round")
-    feed_seq: FeedSeq | None = None
+    feed_seq: FeedSeq | None = NOT_SET
 
 
 # table-alert/1 -----------------------------------------------------------------------
@@ -507,7 +516,7 @@ class TableAlert(Payload):
     position: Position | None
     spot: Spot | None
     resolved_by: ResolvedBy | None
-    feed_seq: FeedSeq | None = None
+    feed_seq: FeedSeq | None = NOT_SET
 
 
 # table-stats/1 --------------------------------------------------------------------

@@ -107,8 +107,11 @@ class SQL:
         "INSERT INTO outbox (id, topic, kind, payload, qos, retain, input_n, enqueued_at, "
         "feed_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
-    UNSENT_BY_ID: Final = "SELECT topic, retain FROM outbox WHERE id = ? AND sent_at IS NULL"
-    MARK_SENT: Final = "UPDATE outbox SET sent_at = ?, retry_at = NULL WHERE id = ?"
+    # One statement a message: marks it and says whether it was a retained value.
+    MARK_SENT: Final = (
+        "UPDATE outbox SET sent_at = ?, retry_at = NULL WHERE id = ? AND sent_at IS NULL "
+        "RETURNING topic, retain"
+    )
     # Keep only the newest sent value of a retained topic.
     DROP_OLD_RETAINED: Final = (
         "DELETE FROM outbox WHERE retain = 1 AND topic = ? AND sent_at IS NOT NULL "

@@ -166,7 +166,8 @@ class TableRunner:
             checkpoint = (CHECKPOINT_VERSION, dump_state(state))
         # Journal first: nothing is acted on or published before it is durable.
         try:
-            self.journal.record(input_to_json(inp), messages, checkpoint=checkpoint)
+            # Stamped with the input's own time: the table's clock, which prune compares.
+            self.journal.record(input_to_json(inp), messages, now=inp.at, checkpoint=checkpoint)
         except JournalFault as exc:
             self.messages.feed_seq = feed_before
             self._refuse(inp, str(exc))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +26,20 @@ def config(path: Path, **table: Any) -> TableConfig:
 def session(rounds: int, seed: int = 7, positions: int = 7) -> list[Input]:
     """The inputs of ``rounds`` seeded rounds (shoes, dealers, misreads, voids…)."""
     return random_session(profile(RulesName.NY), seed, rounds, positions=positions).inputs
+
+
+def fill(disk: Path) -> Path:
+    """Fill ``disk`` to the last byte."""
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        for chunk in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * chunk)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+    finally:
+        os.close(fd)
+    return filler

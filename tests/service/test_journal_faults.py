@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import errno
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +27,7 @@ from table_controller.service.errors import (
 )
 from table_controller.service.journal import Journal
 from table_controller.service.runner import TableRunner
-from tests.service.journal_tables import config, session
+from tests.service.journal_tables import config, fill, session
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,38 +196,6 @@ def test_restart_replays_only_the_inputs_after_the_latest_checkpoint(tmp_path: P
 
 
 # -- disk full ----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MB tmpfs of its own, to fill to the brim."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root to mount a tmpfs")
-    where = tmp_path / "disk"
-    where.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(where)], check=True)
-    try:
-        yield where
-    finally:
-        # Lazy: a journal a failed test left open must not keep the tmpfs mounted.
-        subprocess.run(["umount", "-l", str(where)], check=True)
-
-
-def fill(disk: Path) -> Path:
-    """Fill ``disk`` to the last byte."""
-    filler = disk / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        for chunk in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * chunk)
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
-                    raise
-    finally:
-        os.close(fd)
-    return filler
 
 
 def test_disk_full_the_input_is_not_acted_on_and_the_table_recovers_by_itself(
