@@ -47,12 +47,15 @@ class LightTable:
         positions: int = 3,
         seed: int = 0,
         drop: frozenset[int] = frozenset(),
+        epoch_on_events_only: bool = False,
     ) -> None:
         self.host, self.port, self.site, self.table = host, port, site, table
         self.epoch = epoch or str(uuid.uuid4())
         self.prefix = f"casino/{site}/table/{table}"
         self.positions = positions
         self.rng = random.Random(seed)
+        # A table may put ``epoch`` on its events alone: its status announces it.
+        self.epoch_on_events_only = epoch_on_events_only
         self.drop = set(drop)  # feed_seqs not sent the first time: a lost message
         self.held: dict[int, tuple[str, bytes]] = {}
         self.sent: set[int] = set()  # acknowledged by the broker (PUBACK)
@@ -64,6 +67,7 @@ class LightTable:
         self.acked_event = asyncio.Event()
         self.replays: list[tuple[int, int]] = []
         self.rounds: list[dict[str, Any]] = []
+        self._last_end = datetime.min.replace(tzinfo=UTC)
         self._queue: asyncio.Queue[int] = asyncio.Queue()
         self._client: aiomqtt.Client | None = None
         self._connected = asyncio.Event()
@@ -82,7 +86,9 @@ class LightTable:
     def _enqueue(self, leaf: str, body: dict[str, Any]) -> int:
         self.last_feed_seq += 1
         seq = self.last_feed_seq
-        body |= {"epoch": self.epoch, "feed_seq": seq}
+        body |= {"feed_seq": seq}
+        if leaf == "events" or not self.epoch_on_events_only:
+            body["epoch"] = self.epoch
         self.held[seq] = (f"{self.prefix}/{leaf}", json.dumps(body).encode())
         self.ids[seq] = body["id"]
         if seq in self.drop:
@@ -104,7 +110,8 @@ class LightTable:
     def deal_round(self) -> dict[str, Any]:
         """One settled round: its events and its record, enqueued in order."""
         self.round_id += 1
-        started = datetime.now(UTC)
+        # Times at millisecond resolution, as published, strictly after the last round's.
+        started = max(datetime.now(UTC), self._last_end + timedelta(milliseconds=1))
         at = started
         deck = [r + s for r in RANKS for s in SUITS]
         self.rng.shuffle(deck)
@@ -145,6 +152,7 @@ class LightTable:
                 | {"wagers": [wager | {"net_per_unit": per_unit, "net": wager_net}]}
             )
         ended = started + timedelta(milliseconds=1)
+        self._last_end = ended
         self._event("round_settled", ended, net=net)
         record = self._envelope("war-round/1", ended) | {
             "round_id": self.round_id,
@@ -212,20 +220,19 @@ class LightTable:
                 "alert": str(uuid.uuid4()),
                 "code": "REPLAY_UNAVAILABLE",
                 "severity": "warning",
-                "message": f"replay of feed_seq {missing[0]}-{missing[-1]}: no longer held",
+                "message": f"{body.get('recorder')} asked for feed_seq {_runs(missing)}: "
+                "no longer held by the table",
                 "round_id": None,
                 "position": None,
                 "spot": None,
                 "resolved_by": None,
-                "from_feed_seq": missing[0],
-                "to_feed_seq": missing[-1],
             }
             self._enqueue("alerts", alert)
 
-    async def wait_acked(self, timeout: float) -> None:
-        """Until an ack covers every message published so far."""
+    async def wait_acked(self, timeout: float, at_least: int | None = None) -> None:
+        """Until an ack covers every message published so far (or ``at_least`` of them)."""
         async with asyncio.timeout(timeout):
-            while self.acked < self.last_feed_seq:
+            while self.acked < (self.last_feed_seq if at_least is None else at_least):
                 self.acked_event.clear()
                 await self.acked_event.wait()
 
@@ -273,3 +280,14 @@ class LightTable:
             if self._queue.empty() and announced != self.last_feed_seq:
                 announced = self.last_feed_seq
                 await client.publish(f"{self.prefix}/status", self.status(), qos=1, retain=True)
+
+
+def _runs(seqs: list[int]) -> str:
+    """``3..5, 8``: the runs of sorted ``seqs``, as a table names them."""
+    runs: list[list[int]] = []
+    for seq in seqs:
+        if runs and runs[-1][1] == seq - 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    return ", ".join(f"{a}..{b}" if a != b else str(a) for a, b in runs)

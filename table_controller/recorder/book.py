@@ -16,10 +16,10 @@ import logging
 import random
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
-from table_controller.recorder.intake import FeedMessage, announced, unavailable
+from table_controller.recorder.intake import SEQUENCED, FeedMessage, announced, unavailable
 from table_controller.recorder.sequence import SeqTrack
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.store.writer import Key, load_track, save_permanent, save_progress
@@ -57,6 +57,22 @@ class FeedBook:
             track = self.tracks[key] = await load_track(db, key)
         return track
 
+    def with_epochs(self, batch: list[FeedMessage]) -> list[FeedMessage]:
+        """Each sequenced message with its epoch: a table that puts ``epoch`` only on its
+        events deals its rounds and alerts in the epoch it announced last."""
+        out = []
+        for msg in batch:
+            table = (msg.site, msg.table)
+            feed = announced(msg)
+            if feed is not None:
+                self.current[table] = feed[0]
+            elif msg.epoch is not None and msg.leaf in SEQUENCED:
+                self.current.setdefault(table, msg.epoch)
+            elif msg.feed_seq is not None and table in self.current:
+                msg = replace(msg, epoch=self.current[table])
+            out.append(msg)
+        return out
+
     async def absorb(self, db: Backend, batch: Iterable[FeedMessage]) -> None:
         """Take in a committed batch (new messages and duplicates alike)."""
         for msg in batch:
@@ -76,7 +92,8 @@ class FeedBook:
             self._dirty.add(key)
             gone = unavailable(msg)
             if gone is not None:
-                await self._permanent(db, (*table, gone[0]), gone[1], gone[2])
+                for first, last in gone[1]:
+                    await self._permanent(db, (*table, gone[0]), first, last)
         for key in self._dirty:
             self.tracks[key].settle()
 

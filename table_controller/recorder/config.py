@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -51,6 +51,9 @@ class MqttSection(_Strict):
     group: Level = "recorders"
     sites: Annotated[list[Level], Field(min_length=1)]
     session_expiry_s: Annotated[int, Field(ge=0, le=2**32 - 1)] = DEFAULT_SESSION_EXPIRY_S
+    # MQTT.md: 5 in production; 3.1.1 only for a broker without 5 (the demo's amqtt),
+    # with no shared subscription (one recorder alone) and a WARNING at start.
+    protocol: Literal["5", "3.1.1"] = "5"
 
     @field_validator("url")
     @classmethod

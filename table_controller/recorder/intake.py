@@ -23,7 +23,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
-from table_controller.feed.common import Ident, Timestamp
+from table_controller.feed.common import Ident
 from table_controller.feed.payloads import (
     TABLE_EVENT,
     TableAlert,
@@ -33,6 +33,7 @@ from table_controller.feed.payloads import (
     WarRound,
     rfc3339,
 )
+from table_controller.recorder.times import parse_time
 
 
 class Leaf(StrEnum):
@@ -61,7 +62,9 @@ _BODY: Final[dict[Leaf, TypeAdapter[Any]]] = {
     Leaf.ROUNDS: TypeAdapter(WarRound),
     Leaf.ALERTS: TypeAdapter(TableAlert),
 }
-_RANGE: Final = re.compile(r"(\d+)\s*(?:-|–|\.\.|to)\s*(\d+)")
+# "… feed_seq 3..5, 8: no longer held" (the table's message names the runs).
+_RUNS: Final = re.compile(r"feed_seq\s+([\d.,\s-]+)")
+_RUN: Final = re.compile(r"^(\d+)(?:\s*(?:\.\.|-)\s*(\d+))?$")
 
 
 class _Envelope(BaseModel):
@@ -71,7 +74,7 @@ class _Envelope(BaseModel):
     id: Ident
     table: Ident
     site: Ident
-    ts: Timestamp
+    ts: str
     epoch: Ident | None = None
     feed_seq: Annotated[StrictInt, Field(ge=1)] | None = None
 
@@ -121,8 +124,11 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         raise IntakeError(f"{topic}: a payload is a JSON object")
     try:
         env = _Envelope.model_validate(body)
+        ts = rfc3339(parse_time(env.ts))
     except ValidationError as exc:
         raise IntakeError(f"{topic}: envelope: {_first_error(exc)}") from exc
+    except ValueError as exc:
+        raise IntakeError(f"{topic}: envelope: ts: {exc}") from exc
     levels = prefix.split("/")
     problem = _check(leaf, body)
     if len(levels) >= 2 and (levels[-1] != env.table or levels[-3:-2] != [env.site]):
@@ -134,7 +140,7 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         leaf=leaf,
         prefix=prefix,
         schema=env.schema_,
-        ts=rfc3339(env.ts),
+        ts=ts,
         epoch=env.epoch,
         feed_seq=env.feed_seq,
         payload=text,
@@ -175,12 +181,13 @@ def announced(msg: FeedMessage) -> tuple[str, int] | None:
     return None
 
 
-def unavailable(msg: FeedMessage) -> tuple[str, int, int] | None:
-    """(epoch, first, last) of a ``REPLAY_UNAVAILABLE`` alert, or None.
+def unavailable(msg: FeedMessage) -> tuple[str, list[tuple[int, int]]] | None:
+    """(epoch, ranges) of a ``REPLAY_UNAVAILABLE`` alert, or None.
 
-    The range comes from ``from_feed_seq``/``to_feed_seq`` when the alert
-    carries them, else from the first ``A-B`` in its message (MQTT.md: the
-    alert names the range); the epoch from the alert's ``epoch``.
+    The ranges come from ``from_feed_seq``/``to_feed_seq`` when the alert
+    carries them, else from the runs its message names after ``feed_seq``
+    (``3..5, 8``; MQTT.md: the alert names the range); the epoch is the
+    alert's own, the epoch the table deals in.
     """
     body = msg.body
     if msg.leaf is not Leaf.ALERTS or body.get("code") != REPLAY_UNAVAILABLE:
@@ -188,11 +195,23 @@ def unavailable(msg: FeedMessage) -> tuple[str, int, int] | None:
     if body.get("resolved_by") is not None or msg.epoch is None:
         return None
     first, last = body.get("from_feed_seq"), body.get("to_feed_seq")
-    if not (type(first) is int and type(last) is int):
-        found = _RANGE.search(str(body.get("message", "")))
-        if found is None:
-            return None
-        first, last = int(found.group(1)), int(found.group(2))
-    if not 1 <= first <= last:
-        return None
-    return msg.epoch, first, last
+    if type(first) is int and type(last) is int:
+        ranges = [(first, last)]
+    else:
+        ranges = parse_runs(str(body.get("message", "")))
+    ranges = [(a, b) for a, b in ranges if 1 <= a <= b]
+    return (msg.epoch, ranges) if ranges else None
+
+
+def parse_runs(message: str) -> list[tuple[int, int]]:
+    """The ``feed_seq`` runs a message names: ``feed_seq 3..5, 8`` -> [(3, 5), (8, 8)]."""
+    found = _RUNS.search(message)
+    if found is None:
+        return []
+    out = []
+    for part in found.group(1).split(","):
+        run = _RUN.match(part.strip().rstrip("."))
+        if run is not None:
+            a = int(run.group(1))
+            out.append((a, int(run.group(2) or a)))
+    return out

@@ -21,7 +21,7 @@ import uvicorn
 from table_controller.recorder.config import RecorderConfig, parse_listen
 from table_controller.recorder.errors import DatabaseUnavailable
 from table_controller.recorder.live import LiveHub
-from table_controller.recorder.store.backend import migrate, open_backend
+from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from table_controller.recorder.subscriber import Recorder
 from table_controller.recorder.web.app import build_app
 
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 DB_START_ATTEMPTS: Final = 30
 
 
-class _Server(uvicorn.Server):
+class ApiServer(uvicorn.Server):
     """uvicorn without its own signal handlers: this process owns SIGTERM."""
 
     @contextlib.contextmanager
@@ -45,44 +45,61 @@ class _Server(uvicorn.Server):
                 print(f"recorder: API on http://{host}:{port}/api", file=sys.stderr, flush=True)
 
 
-async def serve(cfg: RecorderConfig) -> None:
+async def serve(cfg: RecorderConfig, stop: asyncio.Event | None = None) -> None:
+    """Run until SIGTERM/SIGINT, or until ``stop`` is set when the caller owns the signals
+    (a demo running the recorder beside a table in one process)."""
     db = open_backend(cfg.database.url)
+    try:
+        await _migrate(db, cfg.database.url)
+        await _run(cfg, db, stop)
+    finally:
+        await db.close()
+
+
+async def _migrate(db: Backend, url: str) -> None:
     for attempt in range(DB_START_ATTEMPTS):
         try:
             version = await migrate(db)
-            break
+            log.info("database %s at schema version %d", url.split("@")[-1], version)
+            return
         except DatabaseUnavailable as exc:
             if attempt == DB_START_ATTEMPTS - 1:
                 raise
             log.warning("database unavailable at start, retrying: %s", exc)
             await asyncio.sleep(1.0)
-    log.info("database %s at schema version %d", cfg.database.url.split("@")[-1], version)
+
+
+async def _run(cfg: RecorderConfig, db: Backend, stop: asyncio.Event | None) -> None:
     live = LiveHub()
     recorder = Recorder(cfg.mqtt, db, live=live)
-    server: _Server | None = None
+    server: ApiServer | None = None
     if cfg.http.listen is not None:
         host, port = parse_listen(cfg.http.listen)
         config = uvicorn.Config(
             build_app(db, live), host=host, port=port, log_level="warning", lifespan="off"
         )
-        server = _Server(config)
+        server = ApiServer(config)
+    stopping = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
+    for sig in signals:
+        loop.add_signal_handler(sig, stopping.set)
 
-    def stop() -> None:
+    async def stop_when_asked() -> None:
+        await stopping.wait()
         log.info("stopping: committing and acknowledging what arrived")
         recorder.stop()
 
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop)
     try:
         async with asyncio.TaskGroup() as tg:
+            watcher = tg.create_task(stop_when_asked(), name="recorder-stop")
             if server is not None:
                 web = tg.create_task(server.serve(), name="recorder-http")
             await recorder.run()
+            watcher.cancel()
             if server is not None:
                 server.should_exit = True
                 await web
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in signals:
             loop.remove_signal_handler(sig)
-        await db.close()

@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -59,14 +59,16 @@ RETRY_INITIAL_S: Final = 0.5
 RETRY_MAX_S: Final = 5.0
 KEEPALIVE_S: Final = 15
 PUBLISH_TIMEOUT_S: Final = 10.0
+PUBLISH_WINDOW: Final = 100
 LAGS_KEPT: Final = 10_000_000
 
 
 def subscriptions(mqtt: MqttSection) -> list[str]:
-    """The topic filters of the recorder's sites (RECORDER.md)."""
+    """The topic filters of the recorder's sites (RECORDER.md); MQTT 3.1.1 has no shares."""
+    share = f"$share/{mqtt.group}/" if mqtt.protocol == "5" else ""
     out = []
     for site in mqtt.sites:
-        out += [f"$share/{mqtt.group}/casino/{site}/table/+/{leaf}" for leaf in sorted(SEQUENCED)]
+        out += [f"{share}casino/{site}/table/+/{leaf}" for leaf in sorted(SEQUENCED)]
         out += [f"casino/{site}/table/+/{leaf}" for leaf in sorted(LATEST)]
     return out
 
@@ -110,6 +112,11 @@ class Recorder:
         self._stopping.set()
 
     async def run(self) -> None:
+        if self.mqtt.protocol == "3.1.1":
+            log.warning(
+                "MQTT 3.1.1: refused publishes cannot be seen and there is no shared "
+                "subscription: run this recorder alone (MQTT.md)"
+            )
         async with asyncio.TaskGroup() as tg:
             mqtt = tg.create_task(self._mqtt_loop(), name="recorder-mqtt")
             gaps = tg.create_task(self._gap_loop(), name="recorder-gaps")
@@ -123,26 +130,40 @@ class Recorder:
     # -- MQTT ------------------------------------------------------------------------
 
     def _new_client(self) -> aiomqtt.Client:
+        common: dict[str, Any] = {
+            "username": self.mqtt.username,
+            "password": self._password,
+            "identifier": self.mqtt.name,
+            "keepalive": KEEPALIVE_S,
+            "tls_context": self._tls,
+        }
+        if self.mqtt.protocol == "3.1.1":
+            return aiomqtt.Client(
+                self.address.host,
+                self.address.port,
+                protocol=aiomqtt.ProtocolVersion.V311,
+                clean_session=False,
+                **common,
+            )
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = self.mqtt.session_expiry_s
         return aiomqtt.Client(
             self.address.host,
             self.address.port,
-            username=self.mqtt.username,
-            password=self._password,
-            identifier=self.mqtt.name,
             protocol=aiomqtt.ProtocolVersion.V5,
             clean_start=False,
             properties=props,
-            keepalive=KEEPALIVE_S,
-            tls_context=self._tls,
+            **common,
         )
 
     async def _mqtt_loop(self) -> None:
         attempt = 0
         while True:
             try:
-                async with self._new_client() as client:
+                client = self._new_client()
+                # aiomqtt warns past 10 publishes awaiting their PUBACK; we send windows.
+                client.pending_calls_threshold = PUBLISH_WINDOW
+                async with client:
                     for topic in subscriptions(self.mqtt):
                         await client.subscribe(topic, qos=1)
                     log.info("recorder %s: connected to %s", self.mqtt.name, self.mqtt.url)
@@ -181,19 +202,30 @@ class Recorder:
         self._arrived.set()
 
     async def _publish(self, items: list[Outgoing]) -> None:
-        """Publish, or keep for the next connection (acks are retained: the latest wins)."""
+        """Publish, or keep for the next connection (acks are retained: the latest wins).
+
+        Up to ``PUBLISH_WINDOW`` at once: a commit may move the acks of hundreds of
+        tables, and one PUBACK round trip each in turn would hold the next commit.
+        """
         self._outgoing += items
         client = self._client
         if client is None or not self._outgoing:
             return
         todo, self._outgoing = self._outgoing, []
-        for i, item in enumerate(todo):
+        for i in range(0, len(todo), PUBLISH_WINDOW):
+            window = todo[i : i + PUBLISH_WINDOW]
             try:
                 await asyncio.wait_for(
-                    client.publish(item.topic, item.payload, qos=1, retain=item.retain),
+                    asyncio.gather(
+                        *(
+                            client.publish(o.topic, o.payload, qos=1, retain=o.retain)
+                            for o in window
+                        )
+                    ),
                     PUBLISH_TIMEOUT_S,
                 )
             except (aiomqtt.MqttError, TimeoutError):
+                # Acks wait for the next connection; replay requests are made again when due.
                 self._outgoing = [o for o in todo[i:] if o.retain] + self._outgoing
                 return
 
@@ -214,7 +246,10 @@ class Recorder:
                         await self._publish(self.book.acks())
                         continue
                 batch, self._pending = self._pending[:BATCH_MAX], self._pending[BATCH_MAX:]
-                await self._commit(batch)
+                await self._commit(self.book.with_epochs(batch))
+                # The feed's progress before its acks: /api/gaps is never behind an ack.
+                with contextlib.suppress(DatabaseUnavailable):
+                    await self.book.save(self.db)
                 await self._publish(self.book.acks())
         finally:
             stop.cancel()

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -66,12 +66,26 @@ def pg_url(postgres: PostgresServer) -> str:
     return postgres.create_database()
 
 
+@contextlib.asynccontextmanager
+async def migrated(url: str) -> AsyncIterator[Backend]:
+    backend = open_backend(url)
+    try:
+        await migrate(backend)
+        yield backend
+    finally:
+        await backend.close()
+
+
 @pytest.fixture
 async def db(db_url: str) -> AsyncIterator[Backend]:
-    backend = open_backend(db_url)
-    await migrate(backend)
-    yield backend
-    await backend.close()
+    async with migrated(db_url) as backend:
+        yield backend
+
+
+@pytest.fixture
+async def pg_db(pg_url: str) -> AsyncIterator[Backend]:
+    async with migrated(pg_url) as backend:
+        yield backend
 
 
 def recorder_config(
@@ -161,10 +175,23 @@ def write_config(path: Path, broker: MosquittoBroker, db_url: str, name: str, gr
     return path
 
 
+Spawn = Callable[[MosquittoBroker, str, str], RecorderProcess]
+
+
 @pytest.fixture
-def recorder_processes(tmp_path: Path) -> Iterator[list[RecorderProcess]]:
+def spawn(tmp_path: Path) -> Iterator[Spawn]:
+    """Start ``table-controller recorder`` processes (broker, database, group); killed after."""
     made: list[RecorderProcess] = []
-    yield made
-    for p in made:
-        if p.proc is not None:
-            p.kill()
+
+    def start(broker: MosquittoBroker, db_url: str, group: str) -> RecorderProcess:
+        name = unique("rec")
+        cfg = write_config(tmp_path / f"{name}.toml", broker, db_url, name, group)
+        process = RecorderProcess(cfg, tmp_path / f"{name}.log")
+        process.start()
+        made.append(process)
+        return process
+
+    yield start
+    for process in made:
+        if process.proc is not None:
+            process.kill()

@@ -43,8 +43,8 @@ async def test_a_dropped_message_is_filled_by_replay(
     async with running(Recorder(cfg.mqtt, db)), dealing(table):
         table.deal_round()
         await table.wait_acked(ACK_TIMEOUT_S)
-    assert table.replays
-    assert table.replays[0][0] == 3
+    # 3 went out only in answer to a replay (a slow start may ask for more besides).
+    assert any(first <= 3 <= last for first, last in table.replays)
     await assert_complete(db, table)
 
 
@@ -71,14 +71,18 @@ async def test_what_the_table_no_longer_holds_is_a_permanent_gap(
         mosquitto.host, mosquitto.port, site=SITE, table=unique("gone"), drop=frozenset({2})
     )
     table.deal_round()
-    table.forget(2, 2)  # pruned before anyone asked: the replay cannot fill it
+    table.forget(2, 2)  # pruned before anyone asked: the replay cannot fill 2, 4, 5
+    table.forget(4, 5)
     async with running(Recorder(cfg.mqtt, db)), dealing(table):
         await table.wait_acked(ACK_TIMEOUT_S)
     gaps = [g for g in await queries.gaps(db) if g["table"] == table.table]
-    assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in gaps[0]["permanent"]] == [(2, 2)]
+    assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in gaps[0]["permanent"]] == [
+        (2, 2),
+        (4, 5),
+    ]
     assert gaps[0]["pending"] == []
     stored = await db.fetch("SELECT COUNT(*) FROM messages WHERE table_id = ?", (table.table,))
-    assert stored[0][0] == table.last_feed_seq - 1
+    assert stored[0][0] == table.last_feed_seq - 3
 
 
 async def test_a_table_restart_with_a_new_epoch(

@@ -253,17 +253,17 @@ async def save_progress(db: Backend, rows: Iterable[tuple[Key, SeqTrack]], *, no
         await tx.executemany(
             _UPSERT_PROGRESS, [(*key, t.contiguous, t.announced, now) for key, t in rows]
         )
-        for key, track in rows:
-            await tx.execute(
-                "DELETE FROM feed_gaps WHERE site = ? AND table_id = ? AND epoch = ?"
-                " AND state = 'pending'",
-                key,
-            )
-            await tx.executemany(
-                "INSERT INTO feed_gaps (site, table_id, epoch, first_seq, last_seq, state, since)"
-                " VALUES (?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
-                [(*key, a, b, now) for a, b in track.holes()],
-            )
+        # One statement each for all the feeds: a commit may touch hundreds of tables.
+        await tx.executemany(
+            "DELETE FROM feed_gaps WHERE site = ? AND table_id = ? AND epoch = ?"
+            " AND state = 'pending'",
+            [key for key, _ in rows],
+        )
+        await tx.executemany(
+            "INSERT INTO feed_gaps (site, table_id, epoch, first_seq, last_seq, state, since)"
+            " VALUES (?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
+            [(*key, a, b, now) for key, track in rows for a, b in track.holes()],
+        )
 
 
 async def save_permanent(

@@ -1,0 +1,172 @@
+"""The JSON API over real HTTP (uvicorn), on data a recorder stored from light tables."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import uvicorn
+
+from bench.light_table import LightTable
+from table_controller.recorder.live import LiveHub
+from table_controller.recorder.process import ApiServer
+from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.subscriber import Recorder
+from table_controller.recorder.web.app import build_app
+from table_controller.rigs.broker import MosquittoBroker, free_port
+from tests.recorder.conftest import SITE, dealing, recorder_config, running, unique
+
+ROUNDS = 12
+
+
+@dataclass
+class Floor:
+    http: httpx.AsyncClient
+    tables: list[LightTable]
+    live: LiveHub
+    recorder: Recorder
+
+
+@pytest.fixture
+async def floor(mosquitto: MosquittoBroker, db_url: str, db: Backend) -> AsyncIterator[Floor]:
+    live = LiveHub()
+    recorder = Recorder(recorder_config(mosquitto, db_url).mqtt, db, live=live)
+    port = free_port()
+    server = ApiServer(
+        uvicorn.Config(build_app(db, live), host="127.0.0.1", port=port, log_level="warning")
+    )
+    run = unique("api")
+    tables = [
+        LightTable(mosquitto.host, mosquitto.port, site=SITE, table=f"t{i}-{run}", seed=i)
+        for i in range(2)
+    ]
+    web = asyncio.create_task(server.serve(), name="test-http")
+    async with (
+        running(recorder),
+        dealing(*tables),
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http,
+    ):
+        for _ in range(ROUNDS):
+            for t in tables:
+                t.deal_round()
+        await asyncio.gather(*(t.wait_acked(30) for t in tables))
+        yield Floor(http, tables, live, recorder)
+        server.should_exit = True
+        await web
+
+
+async def test_tables_and_rounds(floor: Floor) -> None:
+    got = (await floor.http.get("/api/tables")).json()
+    names = {t["table"] for t in got}
+    assert {t.table for t in floor.tables} <= names
+    mine = next(t for t in got if t["table"] == floor.tables[0].table)
+    assert mine["status"]["online"] is True
+    table = floor.tables[0].table
+    rounds = (await floor.http.get(f"/api/tables/{SITE}/{table}/rounds?last=5")).json()
+    assert [r["round_id"] for r in rounds] == [12, 11, 10, 9, 8]
+    first, last = floor.tables[0].rounds[0], floor.tables[0].rounds[2]
+    window = await floor.http.get(
+        f"/api/tables/{SITE}/{table}/rounds",
+        params={"from": first["ended"], "to": last["ended"]},
+    )
+    assert [r["round_id"] for r in window.json()] == [2, 1]
+
+
+async def test_one_round_is_reconstructed(floor: Floor) -> None:
+    table = floor.tables[1]
+    record = table.rounds[3]
+    got = await floor.http.get(f"/api/tables/{SITE}/{table.table}/rounds/{table.epoch}/4")
+    body = got.json()
+    assert body["record"]["id"] == record["id"]
+    cards = body["reconstruction"]["cards"]
+    assert [c["n"] for c in cards] == list(range(1, len(record["cards"]) + 1))
+    burns = [c for c in cards if c["role"] == "burn"]
+    assert burns
+    assert all(c["card"] is None for c in burns)  # §(h)(1): never a burn card's rank
+    dealt = {(c["role"], c["position"], c["card"]) for c in cards if c["role"] != "burn"}
+    assert dealt == {
+        (c["role"], c["position"], c["card"]) for c in record["cards"] if c["role"] != "burn"
+    }
+
+
+async def test_report_totals_are_the_sums_of_the_stored_records(floor: Floor) -> None:
+    body = (await floor.http.get("/api/report", params={"site": SITE})).json()
+    ours = {t.table for t in floor.tables}
+    records = [r for t in floor.tables for r in t.rounds]
+    for table in floor.tables:
+        row = next(r for r in body["tables"] if r["table"] == table.table)
+        assert row["rounds"] == ROUNDS
+        assert row["win"] == -sum(r["net"] for r in table.rounds)
+    mine = [r for r in body["tables"] if r["table"] in ours]
+    handle = sum(w["amount"] for r in records for p in r["positions"] for w in p["wagers"])
+    assert sum(r["handle"] for r in mine) == handle
+    ties = sum(p["outcome"] == "tie" for r in records for p in r["positions"])
+    assert sum(r["ties"] for r in mine) == ties
+    assert sum(r["surrenders"] for r in mine) == ties  # the light tables surrender every tie
+    total = body["total"]
+    for key in ("rounds", "handle", "win", "ties", "wars", "surrenders", "voids"):
+        assert total[key] == sum(r[key] for r in body["tables"])
+    assert total["hold"] == pytest.approx(total["win"] / total["handle"])
+
+
+@pytest.mark.parametrize(
+    ("query", "parameter"),
+    [
+        ("last=abc", "last"),
+        ("last=0", "last"),
+        ("from=yesterday", "from"),
+        ("from=2026-01-01T00:00:00", "from"),
+        ("last=3&from=2026-01-01T00:00:00Z", "last"),
+        ("colour=red", "colour"),
+    ],
+)
+async def test_bad_parameters_get_400_naming_them(floor: Floor, query: str, parameter: str) -> None:
+    table = floor.tables[0].table
+    got = await floor.http.get(f"/api/tables/{SITE}/{table}/rounds?{query}")
+    assert got.status_code == 400
+    assert got.json()["parameter"] == parameter
+    assert parameter in got.json()["error"]
+
+
+async def test_unknown_table_is_404_and_alerts_report_gaps_answer(floor: Floor) -> None:
+    assert (await floor.http.get(f"/api/tables/{SITE}/nope/rounds")).status_code == 404
+    assert (await floor.http.get("/api/alerts?open=maybe")).json()["parameter"] == "open"
+    assert (await floor.http.get("/api/alerts?open=true")).status_code == 200
+    gaps = (await floor.http.get("/api/gaps")).json()
+    mine = [g for g in gaps if g["table"] == floor.tables[0].table]
+    assert mine[0]["contiguous_feed_seq"] == floor.tables[0].last_feed_seq
+    assert mine[0]["pending"] == []
+
+
+async def test_openapi_document_lists_every_endpoint(floor: Floor) -> None:
+    doc = (await floor.http.get("/openapi.json")).json()
+    assert doc["openapi"].startswith("3.")
+    assert set(doc["paths"]) == {
+        "/api/tables",
+        "/api/tables/{site}/{table}/rounds",
+        "/api/tables/{site}/{table}/rounds/{epoch}/{round_id}",
+        "/api/alerts",
+        "/api/report",
+        "/api/gaps",
+        "/api/live",
+    }
+    params = {p["name"] for p in doc["paths"]["/api/report"]["get"]["parameters"]}
+    assert params == {"site", "from", "to"}
+
+
+async def test_live_stream_sends_each_committed_change(floor: Floor) -> None:
+    table = floor.tables[0]
+    async with floor.http.stream("GET", "/api/live") as stream:
+        lines = stream.aiter_lines()
+        assert (await anext(lines)).startswith(":")  # the stream is open: now deal
+        record = table.deal_round()
+        async with asyncio.timeout(30):
+            async for line in lines:
+                if line.startswith("data:"):
+                    change = json.loads(line.removeprefix("data:"))
+                    if change["topic"] == "rounds" and change["id"] == record["id"]:
+                        break

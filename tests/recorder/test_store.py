@@ -1,0 +1,76 @@
+"""The database on its own, SQLite and PostgreSQL alike: migrations, storing once, ``records``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bench.light_table import LightTable
+from table_controller.recorder.errors import SchemaVersionError
+from table_controller.recorder.intake import parse_message
+from table_controller.recorder.report import report
+from table_controller.recorder.store.backend import Backend, migrate, schema_version
+from table_controller.recorder.store.schema import SCHEMA_VERSION
+from table_controller.recorder.store.writer import store_batch
+from tests.recorder.conftest import ROOT, SITE
+
+
+async def _stored_table(db: Backend, rounds: int = 4) -> LightTable:
+    table = LightTable("127.0.0.1", 1, site=SITE, table="t1", seed=3)
+    for _ in range(rounds):
+        table.deal_round()
+    batch = [parse_message(topic, payload) for topic, payload in table.held.values()]
+    await store_batch(db, batch, received="2026-01-01T00:00:00.000Z")
+    return table
+
+
+async def test_migrations_apply_once_and_a_newer_schema_is_refused(db: Backend) -> None:
+    assert await migrate(db) == SCHEMA_VERSION  # the fixture migrated already: no-op
+    assert await schema_version(db) == SCHEMA_VERSION
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION + 1,))
+    with pytest.raises(SchemaVersionError, match="upgrade the recorder"):
+        await migrate(db)
+
+
+async def test_a_message_is_stored_once_however_often_it_arrives(db: Backend) -> None:
+    table = await _stored_table(db)
+    batch = [parse_message(topic, payload) for topic, payload in table.held.values()]
+    again = await store_batch(db, batch + batch, received="2026-01-01T00:00:01.000Z")
+    assert again.new == []
+    assert again.duplicates == 2 * len(batch)
+    rows = await db.fetch("SELECT COUNT(*), COUNT(DISTINCT id) FROM messages")
+    assert tuple(rows[0]) == (len(batch), len(batch))
+    rounds = await db.fetch("SELECT COUNT(*) FROM rounds")
+    assert rounds[0][0] == 4
+
+
+async def test_records_command_reads_the_same_data(db_url: str, db: Backend) -> None:
+    table = await _stored_table(db)
+    expected = await report(db, site=SITE)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "table_controller.cli", "records", "--database", db_url]
+        return subprocess.run(
+            [*command, *args], capture_output=True, text=True, cwd=ROOT, timeout=60
+        )
+
+    def records(*args: str) -> str:
+        done = run(*args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert json.loads(records("--json", "report", "--site", SITE)) == expected
+    rows = list(csv.DictReader(io.StringIO(records("--csv", "rounds", SITE, "t1", "--last", "2"))))
+    assert [int(r["round_id"]) for r in rows] == [4, 3]
+    assert json.loads(rows[0]["positions"]) == table.rounds[3]["positions"]
+    text = records("round", SITE, "t1", table.epoch, "1")
+    assert "burn" in text
+    bad = run("rounds", SITE, "nope")
+    assert bad.returncode == 2
+    assert "no table 'nope'" in bad.stderr

@@ -1,0 +1,161 @@
+"""The recorder's pure parts: config, intake, the feed's contiguity and gaps."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from table_controller.recorder.config import load_config, parse_config
+from table_controller.recorder.errors import RecorderConfigError
+from table_controller.recorder.intake import IntakeError, Leaf, parse_message, parse_runs
+from table_controller.recorder.sequence import GAP_WAIT_S, REPLAY_MAX_SPAN, SeqTrack, split_range
+
+GOOD = {"mqtt": {"sites": ["main-floor"], "client_id": "rec-1"}}
+
+
+def test_config_defaults_and_toml(tmp_path: Path) -> None:
+    path = tmp_path / "recorder.toml"
+    path.write_text(
+        '[mqtt]\nurl = "mqtts://broker:8883"\nusername = "rec-1"\nsites = ["a", "b"]\n'
+        '[database]\nurl = "postgresql://rec@db/casino"\n[http]\nlisten = "[::1]:8080"\n'
+    )
+    cfg = load_config(path)
+    assert cfg.mqtt.name == "rec-1"
+    assert cfg.mqtt.group == "recorders"
+    assert cfg.database.url.startswith("postgresql://")
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"mqtt": {"sites": ["a"], "colour": "red"}}, "mqtt.colour"),
+        ({"mqtt": {"sites": []}}, "mqtt.sites"),
+        ({"mqtt": {"sites": ["a/b"]}}, "mqtt.sites.0"),
+        ({"mqtt": {"sites": ["a"], "url": "http://x"}}, "mqtt.url"),
+        ({"mqtt": {"sites": ["a"], "group": "a+b"}}, "mqtt.group"),
+        ({"database": {"url": "mysql://x"}}, "database.url"),
+        ({"database": {"url": "sqlite:///"}}, "database.url"),
+        ({"http": {"listen": "8080"}}, "http.listen"),
+        ({"recorder": {}}, "recorder"),
+    ],
+)
+def test_config_errors_name_the_key(change: dict[str, object], key: str) -> None:
+    with pytest.raises(RecorderConfigError, match=rf"(^|; ){key}: "):
+        parse_config(GOOD | change)
+
+
+def test_config_file_errors_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("[mqtt\n")
+    with pytest.raises(RecorderConfigError, match=r"bad\.toml: not valid TOML"):
+        load_config(path)
+
+
+def _message(**fields: object) -> bytes:
+    body = {
+        "schema": "table-event/1",
+        "id": "e-1",
+        "table": "t1",
+        "site": "s1",
+        "ts": "2026-01-01T00:00:00.000Z",
+        "seq": 1,
+        "epoch": "ep",
+        "round_id": 1,
+        "type": "reshuffle_due",
+        "feed_seq": 5,
+    }
+    return json.dumps(body | fields).encode()
+
+
+def test_intake_takes_the_envelope_and_checks_the_body() -> None:
+    msg = parse_message("casino/s1/table/t1/events", _message())
+    assert (msg.leaf, msg.key, msg.feed_seq, msg.problem) == (
+        Leaf.EVENTS,
+        ("s1", "t1", "ep"),
+        5,
+        None,
+    )
+    odd = parse_message("casino/s1/table/t1/events", _message(type="no_such_event"))
+    assert odd.problem is not None  # stored all the same, with the reason
+    foreign = parse_message("casino/s1/table/t2/events", _message())
+    assert foreign.problem is not None
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"\xff", b"[]", b"{}", _message(id=""), _message(ts="yesterday"), _message(feed_seq=0)],
+)
+def test_intake_refuses_what_cannot_be_stored_by_id(payload: bytes) -> None:
+    with pytest.raises(IntakeError):
+        parse_message("casino/s1/table/t1/events", payload)
+
+
+@given(st.binary(max_size=200))
+def test_intake_garbage_only_raises_intake_error(payload: bytes) -> None:
+    with contextlib.suppress(IntakeError):
+        parse_message("casino/s1/table/t1/rounds", payload)
+
+
+def test_replay_unavailable_runs_as_the_table_writes_them() -> None:
+    assert parse_runs("rec-1 asked for feed_seq 3..5, 8: no longer held") == [(3, 5), (8, 8)]
+    assert parse_runs("nothing here") == []
+
+
+@given(st.lists(st.integers(1, 60), unique=True), st.integers(0, 60))
+def test_contiguous_is_the_longest_stored_prefix(seqs: list[int], announced: int) -> None:
+    track = SeqTrack()
+    for seq in seqs:
+        track.add([seq])
+        track.settle()
+    stored = set(seqs)
+    prefix = 0
+    while prefix + 1 in stored:
+        prefix += 1
+    assert track.contiguous == prefix
+    track.announce(announced)
+    missing = {s for a, b in track.holes() for s in range(a, b + 1)}
+    assert missing == set(range(1, max([announced, *seqs, 0]) + 1)) - stored
+
+
+@given(st.lists(st.integers(1, 40), unique=True), st.integers(1, 40), st.integers(0, 10))
+def test_permanent_gaps_are_settled_and_never_asked_for(
+    seqs: list[int], first: int, span: int
+) -> None:
+    track = SeqTrack()
+    track.add(seqs)
+    track.announce(50)
+    track.mark_permanent(first, first + span)
+    track.settle()
+    asked = {s for a, b in track.holes() for s in range(a, b + 1)}
+    assert not asked & (set(range(first, first + span + 1)) - set(seqs))
+    assert track.contiguous >= 0
+
+
+def test_a_gap_is_asked_for_after_the_wait_then_with_capped_backoff() -> None:
+    track = SeqTrack()
+    track.add([1, 2, 5])
+    track.settle()
+    assert track.due(100.0, lambda: 0.0) == []
+    assert track.due(100.0 + GAP_WAIT_S, lambda: 0.0) == [(3, 4)]
+    assert track.due(100.0 + GAP_WAIT_S + 0.1, lambda: 0.0) == []  # backing off
+    waits = []
+    now = 100.0 + GAP_WAIT_S
+    for _ in range(12):
+        nxt = track.next_request
+        waits.append(nxt - now)
+        now = nxt
+        assert track.due(now, lambda: 1.0) == [(3, 4)]
+    assert max(waits) <= 10.0
+    track.add([3, 4])
+    assert track.settle()
+    assert track.due(now + 100, lambda: 0.0) == []
+
+
+def test_replays_are_split_at_the_limit() -> None:
+    parts = split_range(1, 2 * REPLAY_MAX_SPAN + 1)
+    assert parts == [(1, 10_000), (10_001, 20_000), (20_001, 20_001)]
