@@ -25,7 +25,7 @@ async def report(
     start: datetime | None = None,
     end: datetime | None = None,
 ) -> Json:
-    where, params = _window("ended", site, start, end)
+    where, params = window("ended", site, start, end)
     rows = await db.fetch(
         "SELECT site, table_id, COUNT(*), SUM(CASE WHEN void = 0 THEN 1 ELSE 0 END),"
         " SUM(void), SUM(handle), SUM(net), SUM(ties), SUM(wars), SUM(surrenders),"
@@ -34,7 +34,7 @@ async def report(
         + " GROUP BY site, table_id",
         params,
     )
-    awhere, aparams = _window("ts", site, start, end)
+    awhere, aparams = window("ts", site, start, end)
     codes: dict[tuple[str, str], Counter[str]] = {}
     for s, t, code, n in await db.fetch(
         "SELECT site, table_id, code, COUNT(*) FROM alerts"
@@ -72,7 +72,7 @@ async def report(
     }
 
 
-def _window(
+def window(
     column: str, site: str | None, start: datetime | None, end: datetime | None
 ) -> tuple[str, list[Any]]:
     clauses, params = [], []

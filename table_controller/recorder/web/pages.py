@@ -104,7 +104,9 @@ class Pages:
         last = await self.data.rounds(site, table, last=LAST_ROUNDS)
         shift = await self.data.rounds(site, table, start=start, end=end)
         alerts = await self.data.alerts(site=site, table=table)
+        seats = await self.data.sessions(site, table, start=start, end=end)
         context = {
+            "sessions": [s | {"start_time": parse_time(s["start"])} for s in seats],
             "tile": views.tile(entry, None),
             "layout": views.layout(entry.get("state")),
             "rounds": [views.round_row(r) for r in last],
