@@ -20,6 +20,22 @@ BURN_ROLES: Final = frozenset({"burn", "war_burn"})
 CRITICAL: Final = "critical"
 
 
+def window(
+    column: str, site: str | None, start: datetime | None, end: datetime | None
+) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if site is not None:
+        clauses.append("site = ?")
+        params.append(site)
+    if start is not None:
+        clauses.append(f"{column} >= ?")
+        params.append(rfc3339(start))
+    if end is not None:
+        clauses.append(f"{column} < ?")
+        params.append(rfc3339(end))
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
 async def known(db: Backend, site: str, table: str) -> None:
     rows = await db.fetch("SELECT 1 FROM tables WHERE site = ? AND table_id = ?", (site, table))
     if not rows:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Any
 
 from table_controller.feed.payloads import rfc3339
-from table_controller.recorder.queries import Json
+from table_controller.recorder.queries import Json, window
+from table_controller.recorder.ratings.hold import holds
+from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.times import parse_time
 
@@ -63,29 +64,25 @@ async def report(
     for (s, t), counter in sorted(codes.items()):  # tables with alerts and no rounds
         tables.append(_figures({"site": s, "table": t}, alerts=counter, hours=None))
     tables.sort(key=lambda r: (r["site"], r["table"]))
+    # RECORDER.md, "Ratings, pace and hold": theo and its interval beside the hold, and
+    # each table's pace under its latest dealer of the window.
+    held = await holds(db, site=site, start=start, end=end)
+    paced = await pace(db, site=site, start=start, end=end)
+    latest = {(d["site"], d["table"]): d for d in paced["dealer_sessions"]}
+    for row in tables:
+        row.update(held.get((row["site"], row["table"]), {"flags": []}))
+        row["dealer_pace"] = latest.get((row["site"], row["table"]))
+    total = _total(tables, start, end)
+    total["theo"] = sum(t.get("theo") or 0 for t in tables)
+    total["flags"] = sorted({f for t in tables for f in t["flags"]})
     return {
         "site": site,
         "from": None if start is None else rfc3339(start),
         "to": None if end is None else rfc3339(end),
         "tables": tables,
-        "total": _total(tables, start, end),
+        "total": total,
+        "dealers": paced["dealers"],
     }
-
-
-def window(
-    column: str, site: str | None, start: datetime | None, end: datetime | None
-) -> tuple[str, list[Any]]:
-    clauses, params = [], []
-    if site is not None:
-        clauses.append("site = ?")
-        params.append(site)
-    if start is not None:
-        clauses.append(f"{column} >= ?")
-        params.append(rfc3339(start))
-    if end is not None:
-        clauses.append(f"{column} < ?")
-        params.append(rfc3339(end))
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
 def _hours(

@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from table_controller.recorder.errors import BadParameter
+from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.ratings.sessions import END_AFTER_EMPTY, sessions
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.web.params import Endpoint, Param
@@ -51,11 +52,25 @@ async def get_sessions(request: Request, args: dict[str, Any]) -> Response:
     return JSONResponse(found)
 
 
+async def get_pace(request: Request, args: dict[str, Any]) -> Response:
+    check_window(args)
+    found = await pace(
+        _db(request), site=args.get("site"), start=args.get("from"), end=args.get("to")
+    )
+    return JSONResponse(found)
+
+
 ENDPOINTS: Final = (
     Endpoint(
         "/api/sessions",
         "seat sessions with their exact theo",
         (SITE, TABLE, FROM, TO, END_AFTER),
         get_sessions,
+    ),
+    Endpoint(
+        "/api/pace",
+        "rounds per hour per table, per dealer session and per dealer",
+        (SITE, FROM, TO),
+        get_pace,
     ),
 )

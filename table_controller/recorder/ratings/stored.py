@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from table_controller.recorder.queries import known
-from table_controller.recorder.report import window
+from table_controller.recorder.queries import known, window
 from table_controller.recorder.store.backend import Backend
 
 Json = dict[str, Any]

@@ -32,7 +32,7 @@ SHIFT_H: Final = 8
 LAST_ROUNDS: Final = 10
 ALERTS_TICK_S: Final = 15  # the alerts page's "open for" ages without any change
 REPORT_COLUMNS: Final = (
-    *("site", "table", "rounds", "rounds_per_hour", "handle", "win", "hold"),
+    *("site", "table", "rounds", "rounds_per_hour", "handle", "win", "hold", "theo"),
     *("ties", "wars", "surrenders", "voids"),
 )
 
