@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 from fractions import Fraction
+from typing import Any
 
 from table_controller.engine.rules import PROFILES, RulesName
 from table_controller.recorder.ratings.hold import HOLD_VARIANCE, z_for
@@ -34,7 +35,8 @@ async def test_pace_follows_the_dealer_changed_events(db: Backend) -> None:
     ]
     assert got[1][2] == 45.0  # 15 rounds in 20 minutes, half of them idle
     by_dealer = {d["dealer"]: d for d in found["dealers"]}
-    assert by_dealer["D-7"]["rounds"] == 40 and by_dealer["D-7"]["sessions"] == 2
+    assert by_dealer["D-7"]["rounds"] == 40
+    assert by_dealer["D-7"]["sessions"] == 2
     assert by_dealer["D-7"]["rounds_per_hour"] == round(40 / (hours[0] + hours[2]), 2)
     assert found["tables"][0]["rounds"] == 55
     # The report names each table's latest dealer session, as the floor tile shows it.
@@ -53,14 +55,15 @@ async def test_pace_in_a_window_cuts_the_dealer_sessions(db: Backend) -> None:
     assert found["dealer_sessions"][0]["rounds_per_hour"] == 90.0
 
 
-async def _run(db: Backend, table: str, seats: list[Seat]) -> dict[str, object]:
+async def _run(db: Backend, table: str, seats: list[Seat]) -> dict[str, Any]:
     seeder = Seeder(db, table=table, rules=RulesName.STANDARD)
     await seeder.status()
     for seat in seats:
         await seeder.round({1: seat})
     shift = await report(db, site=seeder.site)
-    (row,) = [r for r in shift["tables"] if r["table"] == table]
-    return row
+    rows: list[dict[str, Any]] = [r for r in shift["tables"] if r["table"] == table]
+    assert len(rows) == 1
+    return rows[0]
 
 
 def _ordinary(n: int) -> list[Seat]:
@@ -85,7 +88,8 @@ async def test_a_run_pushed_outside_the_interval_is_flagged(db: Backend) -> None
     row = await _run(db, "pushed", pushed)
     assert row["flags"] == [HOLD_VARIANCE]
     interval = row["interval"]
-    assert isinstance(interval, dict) and isinstance(row["win"], int)
+    assert isinstance(interval, dict)
+    assert isinstance(row["win"], int)
     assert row["win"] > interval["high"]
 
 
