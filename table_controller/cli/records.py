@@ -15,7 +15,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from table_controller.cli.records_ratings import RATINGS, configure_ratings, query_ratings
+from table_controller.cli.records_ratings import RATINGS, configure_ratings, query_ratings, rows_of
 from table_controller.recorder.errors import RecorderError
 from table_controller.recorder.times import parse_time
 
@@ -85,6 +85,8 @@ async def _query(url: str, args: argparse.Namespace) -> Any:
 
 
 def _rows(what: str, data: Any) -> list[dict[str, Any]]:
+    if (rows := rows_of(what, data)) is not None:
+        return rows
     if what == "report":
         return [*data["tables"], {"site": "TOTAL", "table": ""} | data["total"]]
     if what == "round":
@@ -134,4 +136,11 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         _write(_rows(args.what, data), args.csv)
+    if args.what == "verify" and not data["ok"]:
+        print(
+            f"table-controller records: {len(data['breaks'])} break(s) in the records' "
+            "hash chain: a record was altered or dropped",
+            file=sys.stderr,
+        )
+        return 1
     return 0

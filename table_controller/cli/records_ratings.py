@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from table_controller.recorder.store.backend import Backend
 
-RATINGS: Final = frozenset({"sessions"})
+RATINGS: Final = frozenset({"sessions", "pace", "verify", "findings", "export"})
 
 
 def configure_ratings(
@@ -30,9 +30,25 @@ def configure_ratings(
         help="rounds in a row without an initial wager that end a session (default 3)",
     )
 
+    pace = sub.add_parser("pace", help="rounds per hour per table and per dealer")
+    pace.add_argument("--site")
+    pace.add_argument("--from", dest="start", type=time, help="RFC 3339 time")
+    pace.add_argument("--to", dest="end", type=time, help="RFC 3339 time")
+    sub.add_parser("verify", help="re-verify every round record's hash chain (exit 1 on a break)")
+    findings = sub.add_parser("findings", help="every chain break ever found")
+    findings.add_argument("--site")
+    export = sub.add_parser(
+        "export", help="round records for auditors: --json (the records) or --csv (a row each)"
+    )
+    export.add_argument("--site")
+    export.add_argument("--from", dest="start", type=time, help="RFC 3339 time")
+    export.add_argument("--to", dest="end", type=time, help="RFC 3339 time")
+
 
 async def query_ratings(db: Backend, args: argparse.Namespace) -> Any:
+    from table_controller.recorder.ratings import chain, export, pace
     from table_controller.recorder.ratings.sessions import sessions
+    from table_controller.recorder.times import now_text
 
     if args.what == "sessions":
         if args.table is not None and args.site is None:
@@ -45,4 +61,25 @@ async def query_ratings(db: Backend, args: argparse.Namespace) -> Any:
             end=args.end,
             end_after=args.end_after,
         )
+    if args.what == "pace":
+        return await pace.pace(db, site=args.site, start=args.start, end=args.end)
+    if args.what == "verify":
+        return await chain.verify_all(db, found=now_text())
+    if args.what == "findings":
+        return await chain.findings(db, site=args.site)
+    if args.what == "export":
+        return await export.export(db, site=args.site, start=args.start, end=args.end)
     raise AssertionError(args.what)
+
+
+def rows_of(what: str, data: Any) -> list[dict[str, Any]] | None:
+    """The rows a table or CSV shows for ``what``, or None when ``records`` decides."""
+    if what == "pace":
+        return list(data["dealer_sessions"])
+    if what == "verify":
+        return list(data["breaks"]) or [{k: v for k, v in data.items() if k != "breaks"}]
+    if what == "export":
+        from table_controller.recorder.ratings.export import csv_rows
+
+        return csv_rows(data)
+    return None

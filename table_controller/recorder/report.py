@@ -13,6 +13,7 @@ from datetime import datetime
 
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.queries import Json, window
+from table_controller.recorder.ratings.chain import CHAIN_BREAK, findings
 from table_controller.recorder.ratings.hold import holds
 from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.store.backend import Backend
@@ -69,11 +70,16 @@ async def report(
     held = await holds(db, site=site, start=start, end=end)
     paced = await pace(db, site=site, start=start, end=end)
     latest = {(d["site"], d["table"]): d for d in paced["dealer_sessions"]}
+    # A break in a table's hash chain is permanent: it flags every report of the table.
+    broken = {(f["site"], f["table"]) for f in await findings(db, site=site)}
     for row in tables:
-        row.update(held.get((row["site"], row["table"]), {"flags": []}))
-        row["dealer_pace"] = latest.get((row["site"], row["table"]))
+        key = (row["site"], row["table"])
+        row.update(held.get(key, {"flags": []}))
+        row["flags"] = [*row["flags"], *([CHAIN_BREAK] if key in broken else [])]
+        row["dealer_pace"] = latest.get(key)
     total = _total(tables, start, end)
     total["theo"] = sum(t.get("theo") or 0 for t in tables)
+    total["theo_hold"] = None if not total["handle"] else total["theo"] / total["handle"]
     total["flags"] = sorted({f for t in tables for f in t["flags"]})
     return {
         "site": site,

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from table_controller.engine.rules import PROFILES, RulesName
+from table_controller.feed.chain import seal
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.intake import FeedMessage, parse_message
 from table_controller.recorder.store.backend import Backend
@@ -106,6 +107,7 @@ class Seeder:
         decks: int = 6,
         epoch: str | None = None,
         start: datetime = T0,
+        sealed: bool = False,
     ) -> None:
         self.db, self.site, self.table, self.rules, self.decks = db, site, table, rules, decks
         self.epoch = epoch or str(uuid.uuid4())
@@ -114,6 +116,8 @@ class Seeder:
         self.feed_seq = 0
         self.event_seq = 0
         self.records: list[dict[str, Any]] = []
+        self.sealed = sealed  # records carry prev_hash and hash (MQTT.md)
+        self.prev_hash: str | None = None
 
     def _envelope(self, schema: str, at: datetime) -> dict[str, Any]:
         self.feed_seq += 1
@@ -139,7 +143,7 @@ class Seeder:
         started, ended = self.at, self.at + timedelta(seconds=ROUND_S)
         self.at = ended
         positions = [_position(n, s, self.rules) for n, s in sorted(seats.items())]
-        return self._envelope("war-round/1", ended) | {
+        record = self._envelope("war-round/1", ended) | {
             "round_id": self.round_id,
             "shoe_id": "S-1",
             "dealer": "D-1",
@@ -157,6 +161,11 @@ class Seeder:
             "net": 0 if void else sum(p["net"] for p in positions),
             "alerts": [],
         }
+        if self.sealed:
+            sealed = seal(record, self.prev_hash)
+            self.prev_hash = sealed["hash"]
+            return sealed
+        return record
 
     async def store(self, *records: dict[str, Any]) -> None:
         await store_batch(

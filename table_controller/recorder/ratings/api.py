@@ -1,4 +1,4 @@
-"""``/api/sessions`` and ``/api/pace`` (``RECORDER.md``), over this package's queries."""
+"""``/api/sessions``, ``/api/pace`` and ``/api/findings`` (``RECORDER.md``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from table_controller.recorder.errors import BadParameter
+from table_controller.recorder.ratings.chain import findings
 from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.ratings.sessions import END_AFTER_EMPTY, sessions
 from table_controller.recorder.store.backend import Backend
@@ -60,6 +61,10 @@ async def get_pace(request: Request, args: dict[str, Any]) -> Response:
     return JSONResponse(found)
 
 
+async def get_findings(request: Request, args: dict[str, Any]) -> Response:
+    return JSONResponse(await findings(_db(request), site=args.get("site")))
+
+
 ENDPOINTS: Final = (
     Endpoint(
         "/api/sessions",
@@ -72,5 +77,11 @@ ENDPOINTS: Final = (
         "rounds per hour per table, per dealer session and per dealer",
         (SITE, FROM, TO),
         get_pace,
+    ),
+    Endpoint(
+        "/api/findings",
+        "every break found in the round records' hash chain (permanent)",
+        (SITE,),
+        get_findings,
     ),
 )

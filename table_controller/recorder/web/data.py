@@ -52,6 +52,10 @@ class PitData(Protocol):
         """``/api/sessions`` of one table: its seat sessions with theo."""
         ...
 
+    async def findings(self, site: str, table: str) -> list[Json]:
+        """``/api/findings`` of one table: breaks in its records' hash chain."""
+        ...
+
 
 def parse_time(text: str | None) -> datetime | None:
     """An RFC 3339 time as an aware UTC datetime; None for None or bad text."""

@@ -106,6 +106,7 @@ class Pages:
         alerts = await self.data.alerts(site=site, table=table)
         seats = await self.data.sessions(site, table, start=start, end=end)
         context = {
+            "findings": await self.data.findings(site, table),
             "sessions": [s | {"start_time": parse_time(s["start"])} for s in seats],
             "tile": views.tile(entry, None),
             "layout": views.layout(entry.get("state")),

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Final
 
 from table_controller.recorder import queries
+from table_controller.recorder.ratings.chain import findings
 from table_controller.recorder.ratings.sessions import sessions
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend
@@ -61,3 +62,6 @@ class StorePitData:
         self, site: str, table: str, *, start: datetime, end: datetime
     ) -> list[Json]:
         return await sessions(self.db, site=site, table=table, start=start, end=end)
+
+    async def findings(self, site: str, table: str) -> list[Json]:
+        return [f for f in await findings(self.db, site=site) if f["table"] == table]
