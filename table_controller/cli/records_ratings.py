@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from table_controller.recorder.store.backend import Backend
 
-RATINGS: Final = frozenset({"sessions", "pace", "verify", "findings", "export"})
+RATINGS: Final = frozenset({"sessions", "pace", "verify", "findings", "export", "purge"})
 
 
 def configure_ratings(
@@ -44,6 +44,28 @@ def configure_ratings(
     export.add_argument("--from", dest="start", type=time, help="RFC 3339 time")
     export.add_argument("--to", dest="end", type=time, help="RFC 3339 time")
 
+    purge = sub.add_parser(
+        "purge",
+        help="remove hand records older than the retention (run as the database's "
+        "administrator: the recorder's role may not delete them)",
+    )
+    purge.add_argument(
+        "--retention-years",
+        type=int,
+        help="default: the config's database.retention_years, else 5",
+    )
+
+
+def _retention(args: argparse.Namespace) -> int:
+    from table_controller.recorder.config import RETENTION_YEARS, load_config
+
+    if args.retention_years is not None:
+        years: int = args.retention_years
+        return years
+    if args.config is not None:
+        return load_config(args.config).database.retention_years
+    return RETENTION_YEARS
+
 
 async def query_ratings(db: Backend, args: argparse.Namespace) -> Any:
     from table_controller.recorder.ratings import chain, export, pace
@@ -69,6 +91,12 @@ async def query_ratings(db: Backend, args: argparse.Namespace) -> Any:
         return await chain.findings(db, site=args.site)
     if args.what == "export":
         return await export.export(db, site=args.site, start=args.start, end=args.end)
+    if args.what == "purge":
+        from datetime import UTC
+
+        from table_controller.recorder.ratings.retention import purge
+
+        return await purge(db, now=datetime.now(UTC), years=_retention(args))
     raise AssertionError(args.what)
 
 
@@ -78,6 +106,8 @@ def rows_of(what: str, data: Any) -> list[dict[str, Any]] | None:
         return list(data["dealer_sessions"])
     if what == "verify":
         return list(data["breaks"]) or [{k: v for k, v in data.items() if k != "breaks"}]
+    if what == "purge":
+        return [{"cutoff": data["cutoff"]} | data["removed"]]
     if what == "export":
         from table_controller.recorder.ratings.export import csv_rows
 

@@ -88,10 +88,12 @@ def link_break(previous: Mapping[str, Any] | None, record: Mapping[str, Any]) ->
     return None
 
 
-def breaks(records: Iterable[Mapping[str, Any]]) -> list[Break]:
-    """Every break in one table's records of one epoch, given in chain order."""
+def breaks(
+    records: Iterable[Mapping[str, Any]], previous: Mapping[str, Any] | None = None
+) -> list[Break]:
+    """Every break in one table's records of one epoch, given in chain order; ``previous``
+    is what the first one links to (None: it opens the epoch)."""
     found: list[Break] = []
-    previous: Mapping[str, Any] | None = None
     for record in records:
         b = link_break(previous, record)
         if b is not None:

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from bench.pg_server import USER, PostgresServer
 from table_controller.feed.chain import breaks, record_hash, seal, verifies
+from table_controller.recorder.errors import RecorderConfigError
 from table_controller.recorder.ratings.chain import findings, verify_all
+from table_controller.recorder.ratings.retention import PurgeRefused, purge
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from tests.recorder.conftest import ROOT
@@ -187,9 +190,8 @@ async def test_sqlite_refuses_to_alter_a_hand_record(tmp_path: Any) -> None:
     await db.close()
 
 
-async def test_the_recorders_role_cannot_update_or_delete_a_hand_record(
-    postgres: PostgresServer,
-) -> None:
+async def _own_role_database(postgres: PostgresServer) -> str:
+    """A database owned by a role of its own, no superuser: as a recorder is deployed."""
     role, name = f"rec_{uuid.uuid4().hex[:8]}", f"db_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(postgres.url())
     try:
@@ -199,6 +201,13 @@ async def test_the_recorders_role_cannot_update_or_delete_a_hand_record(
         await admin.close()
     url = postgres.url(name).replace(f"://{USER}@", f"://{role}@", 1)
     assert f"://{role}@" in url
+    return url
+
+
+async def test_the_recorders_role_cannot_update_or_delete_a_hand_record(
+    postgres: PostgresServer,
+) -> None:
+    url = await _own_role_database(postgres)
     db = open_backend(url)
     await migrate(db)  # as the recorder's own role, which owns its tables
     seeder = await _sealed_run(db, "role", 2)
@@ -219,4 +228,31 @@ async def test_the_recorders_role_cannot_update_or_delete_a_hand_record(
         await conn.close()
     await seeder.round({1: WIN})
     assert len(await db.fetch("SELECT id FROM rounds")) == 3
+    await db.close()
+
+
+async def test_a_purge_removes_only_what_is_past_the_retention(db: Backend) -> None:
+    now = datetime(2032, 6, 1, tzinfo=UTC)
+    seeder = Seeder(db, table="kept", sealed=True, start=now - timedelta(days=6 * 366))
+    for _ in range(3):
+        await seeder.round({1: WIN})
+    seeder.at = now - timedelta(days=30)
+    for _ in range(2):
+        await seeder.round({1: WIN})
+    done = await purge(db, now=now, years=5)
+    assert done["removed"]["rounds"] == 3
+    kept = await db.fetch("SELECT round_id FROM rounds ORDER BY round_id")
+    assert [int(r[0]) for r in kept] == [4, 5]
+    # The first kept record links to the newest removed one: the chain still verifies.
+    assert (await verify_all(db, found="now"))["ok"]
+    with pytest.raises(RecorderConfigError, match="retention_years"):
+        await purge(db, now=now, years=0)
+
+
+async def test_the_recorders_role_may_not_purge(postgres: PostgresServer) -> None:
+    db = open_backend(await _own_role_database(postgres))
+    await migrate(db)
+    await _sealed_run(db, "purge", 1)
+    with pytest.raises(PurgeRefused, match="administrator"):
+        await purge(db, now=datetime(2040, 1, 1, tzinfo=UTC), years=1)
     await db.close()

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from table_controller.feed.chain import Break, breaks, link_break, verifies
 from table_controller.recorder.intake import FeedMessage
+from table_controller.recorder.ratings.retention import anchors
 from table_controller.recorder.store.backend import Backend, Tx
 
 Json = dict[str, Any]
@@ -69,9 +70,10 @@ async def verify_all(db: Backend, *, found: str) -> Json:
     chains: dict[tuple[str, str, str], list[Json]] = {}
     for s, t, e, record in rows:
         chains.setdefault((s, t, e or ""), []).append(json.loads(record))
+    cut = await anchors(db)
     result: list[Json] = []
     for (s, t, e), records in sorted(chains.items()):
-        for b in breaks(records):
+        for b in breaks(records, cut.get((s, t, e))):
             result.append(
                 {"site": s, "table": t, "epoch": e, "round_id": b.round_id}
                 | {"kind": b.kind, "detail": b.detail}

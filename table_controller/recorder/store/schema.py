@@ -107,6 +107,16 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
 # roles, so triggers refuse the statements. A statement marked "-- postgresql" or
 # "-- sqlite" runs only there.
 HAND_RECORDS: Final = ("messages", "rounds", "alerts", "chain_findings")
+
+
+def append_only_trigger(table: str, verb: str) -> str:
+    """SQLite's refusal of ``verb`` (UPDATE or DELETE) on a hand-record ``table``."""
+    return (
+        f"CREATE TRIGGER {table}_no_{verb.lower()} BEFORE {verb} ON {table}"
+        f" BEGIN SELECT RAISE(ABORT, '{table}: hand records are append-only'); END"
+    )
+
+
 MIGRATIONS += (
     (
         2,
@@ -121,12 +131,22 @@ MIGRATIONS += (
                 found TEXT NOT NULL,
                 PRIMARY KEY (site, table_id, epoch, round_id, kind)
             )""",
+            # Where a purge past the retention cut each chain: the newest record it removed,
+            # so that the first kept record still links to something (ratings/retention.py).
+            """CREATE TABLE purged_chains (
+                site TEXT NOT NULL,
+                table_id TEXT NOT NULL,
+                epoch TEXT NOT NULL,
+                round_id BIGINT NOT NULL,
+                hash TEXT,
+                cutoff TEXT NOT NULL,
+                PRIMARY KEY (site, table_id, epoch)
+            )""",
             "-- postgresql\nREVOKE UPDATE, DELETE, TRUNCATE ON "
             + ", ".join(HAND_RECORDS)
             + " FROM PUBLIC, CURRENT_USER",
             *(
-                f"-- sqlite\nCREATE TRIGGER {table}_no_{verb.lower()} BEFORE {verb} ON {table}"
-                f" BEGIN SELECT RAISE(ABORT, '{table}: hand records are append-only'); END"
+                "-- sqlite\n" + append_only_trigger(table, verb)
                 for table in HAND_RECORDS
                 for verb in ("UPDATE", "DELETE")
             ),
