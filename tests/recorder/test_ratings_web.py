@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.async_api import Browser
 
@@ -13,7 +15,15 @@ from table_controller.recorder.ratings.sessions import sessions
 from table_controller.recorder.web.views import money
 from table_controller.rigs.broker import MosquittoBroker
 from tests.recorder.ratings_seed import Seat, Seeder
-from tests.web.harness import PitServer, chromium, new_site, pit_server, signed_in
+from tests.web.harness import (
+    PASSWORD,
+    USER,
+    PitServer,
+    chromium,
+    new_site,
+    pit_server,
+    signed_in,
+)
 
 WIN, LOSE = Seat(1000, "win"), Seat(2500, "lose", tie=500)
 SURRENDER = Seat(1000, "tie", "surrender")
@@ -71,3 +81,27 @@ async def test_hold_variance_and_a_chain_break_stand_out(pit: PitServer, browser
     assert await page.locator('tr[data-table$="/pushed"] [data-flag="HOLD_VARIANCE"]').count() == 1
     await page.goto(f"{pit.url}/table/{pit.site}/pushed")
     assert await page.locator("#findings .finding").get_attribute("data-round") == "21"
+
+
+async def test_the_api_answers_sessions_pace_and_findings(pit: PitServer) -> None:
+    seeder = Seeder(pit.db, site=pit.site, table="api", start=_recent())
+    await seeder.dealer_changed("D-3")
+    for seat in (WIN, LOSE, WIN):
+        await seeder.round({1: seat})
+    token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    headers = {"Authorization": f"Basic {token}"}
+    async with httpx.AsyncClient(base_url=pit.url, headers=headers) as client:
+        got = await client.get("/api/sessions", params={"site": pit.site, "table": "api"})
+        assert got.status_code == 200
+        assert got.json() == await sessions(pit.db, site=pit.site, table="api")
+        pace = (await client.get("/api/pace", params={"site": pit.site})).json()
+        assert [(d["dealer"], d["rounds"]) for d in pace["dealer_sessions"]] == [("D-3", 3)]
+        assert (await client.get("/api/findings")).json() == []
+        bad = await client.get("/api/sessions", params={"table": "api"})
+        assert bad.status_code == 400
+        assert "site" in bad.text
+        unknown = await client.get("/api/sessions", params={"site": pit.site, "table": "nope"})
+        assert unknown.status_code == 404
+        assert (await client.get("/api/sessions", params={"end_after": "0"})).status_code == 400
+        paths = (await client.get("/openapi.json")).json()["paths"]
+        assert {"/api/sessions", "/api/pace", "/api/findings"} <= set(paths)
