@@ -107,7 +107,10 @@ class Pages:
         seats = await self.data.sessions(site, table, start=start, end=end)
         context = {
             "findings": await self.data.findings(site, table),
-            "sessions": [s | {"start_time": parse_time(s["start"])} for s in seats],
+            "sessions": [
+                s | {"start_time": parse_time(s["start"])}
+                for s in sorted(seats, key=lambda s: (s["position"], s["start"]))
+            ],
             "tile": views.tile(entry, None),
             "layout": views.layout(entry.get("state")),
             "rounds": [views.round_row(r) for r in last],
