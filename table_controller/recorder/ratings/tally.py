@@ -7,8 +7,8 @@ of ties taken to war: p × edge(always war) + (1 − p) × edge(always surrender
 so a tally keeps both sums and applies ``p`` once the run's decisions are known.
 
 The variance of a policy mixing the two is not linear in ``p``: with X the
-player's net per unit, Var_p = p·E_war[X²] + (1 − p)·E_surr[X²] − mean_p²; the
-tally keeps every term of it. The wagers are added as independent: the tie
+player's net per unit, Var_p = p·E_war[X²] + (1 − p)·E_surr[X²] − mean_p², weighed
+by Σ amount² of the initial wagers. The wagers are added as independent: the tie
 wager's covariance with the main wager of its position and the positions'
 shared dealer card are left out (docs/decisions/ratings.md).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from table_controller.tools.odds import EdgeName, HouseEdges, NetDistribution
 
@@ -34,9 +34,26 @@ def in_action(wager: Json) -> bool:
     return wager.get("result") != "void"
 
 
+SPOTS: Final = ("initial", "tie", "war_tie")
+_SIDE: Final[dict[str, EdgeName]] = {"tie": "edge_tie", "war_tie": "edge_war_tie"}
+
+
+@dataclass(slots=True)
+class _Sums:
+    """Integer sums of one rule set's wagers: Σ amount and Σ amount², per spot."""
+
+    edges: HouseEdges
+    a: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPOTS, 0))
+    a2: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPOTS, 0))
+
+
 @dataclass(slots=True)
 class Tally:
-    """Sums over wagers in cents; ``theo(p)`` and ``variance(p)`` exact in cents (²)."""
+    """Sums over wagers in cents; ``theo(p)`` and ``variance(p)`` exact in cents (²).
+
+    Per wager only integers are added (per rule set: a report reads every round of
+    a shift); the exact fractions are applied once, in :meth:`theo` and :meth:`variance`.
+    """
 
     rounds: int = 0
     handle: int = 0
@@ -50,13 +67,8 @@ class Tally:
     players_net: int = 0
     amounts_known: bool = True
     notes: list[str] = field(default_factory=list)
-    # Σ a × edge under each policy, and the side wagers' Σ a × edge.
-    _main_war: Fraction = ZERO
-    _main_surr: Fraction = ZERO
-    _side: Fraction = ZERO
-    # Σ a² × (E_war[X²], E_surr[X²], m_war², m_war·m_surr, m_surr²) and Σ a² × Var(side).
-    _sq: list[Fraction] = field(default_factory=lambda: [ZERO] * 5)
-    _side_var: Fraction = ZERO
+    # By the identity of the (cached) figures of each rule set met.
+    _sums: dict[int, _Sums] = field(default_factory=dict)
 
     def add(self, position: Json, edges: HouseEdges) -> None:
         """One round's settled position (a ``war-round/1`` position with an initial wager)."""
@@ -68,47 +80,42 @@ class Tally:
         net = position.get("net")
         if isinstance(net, int):
             self.players_net += net
+        sums = self._sums.get(id(edges))
+        if sums is None:
+            sums = self._sums[id(edges)] = _Sums(edges)
         for wager in position.get("wagers", []):
             if in_action(wager):
-                self._wager(wager, edges)
+                self._wager(wager, sums)
 
-    def _wager(self, wager: Json, edges: HouseEdges) -> None:
+    def _wager(self, wager: Json, sums: _Sums) -> None:
         amount = wager.get("amount")
         if not isinstance(amount, int):
             self.amounts_known = False  # a presence-only board: nothing to weigh
             return
         spot = wager.get("spot")
         self.handle += amount
-        a, a2 = Fraction(amount), Fraction(amount) ** 2
-        if spot == "initial":
-            self.initial += amount
-            war, surr = edges.offered("edge_war"), edges.offered("edge_surrender")
-            self._main_war += a * -war.mean
-            self._main_surr += a * -surr.mean
-            terms = (
-                _second_moment(war),
-                _second_moment(surr),
-                war.mean**2,
-                war.mean * surr.mean,
-                surr.mean**2,
-            )
-            self._sq = [s + a2 * t for s, t in zip(self._sq, terms, strict=True)]
-        elif spot in ("tie", "war_tie"):
-            name: EdgeName = "edge_tie" if spot == "tie" else "edge_war_tie"
-            dist = edges.wagers[name]
-            if spot == "tie":
-                self.tie_wagers += 1
-                self.tie_handle += amount
-            else:
-                self.war_tie_wagers += 1
-                self.war_tie_handle += amount
-            if dist is None:
-                self.notes.append(f"rules {edges.rules.value!r} offer no {spot} wager")
-                return
-            self._side += a * -dist.mean
-            self._side_var += a2 * dist.variance
         # The war wager is not weighed on its own: the main wager's edges are per unit
         # of initial wager and already hold it (tools/odds.py).
+        if spot not in SPOTS:
+            return
+        sums.a[spot] += amount
+        sums.a2[spot] += amount * amount
+        if spot == "initial":
+            self.initial += amount
+        elif spot == "tie":
+            self.tie_wagers += 1
+            self.tie_handle += amount
+        else:
+            self.war_tie_wagers += 1
+            self.war_tie_handle += amount
+            if sums.edges.wagers["edge_war_tie"] is None:
+                self.notes.append(f"rules {sums.edges.rules.value!r} offer no war_tie wager")
+
+    def _main(self) -> tuple[Fraction, Fraction]:
+        """Σ initial × edge, always going to war and always surrendering."""
+        war = sum((s.a["initial"] * s.edges.edge_war for s in self._sums.values()), ZERO)
+        surr = sum((s.a["initial"] * s.edges.edge_surrender for s in self._sums.values()), ZERO)
+        return war, surr
 
     @property
     def war_share(self) -> Fraction | None:
@@ -122,19 +129,35 @@ class Tally:
         share = self.war_share
         if share is not None:
             return share
-        return Fraction(1) if self._main_war <= self._main_surr else Fraction(0)
+        war, surr = self._main()
+        return Fraction(1) if war <= surr else Fraction(0)
 
     def theo(self) -> Fraction:
         """The house's expected win in cents, exact."""
         p = self.policy()
-        return p * self._main_war + (1 - p) * self._main_surr + self._side
+        war, surr = self._main()
+        side = ZERO
+        for s in self._sums.values():
+            for spot, name in _SIDE.items():
+                dist = s.edges.wagers[name]
+                if dist is not None:
+                    side += s.a[spot] * -dist.mean
+        return p * war + (1 - p) * surr + side
 
     def variance(self) -> Fraction:
         """The variance of the house's win in cents², exact (wagers independent)."""
         p = self.policy()
-        ew, es, mww, mws, mss = self._sq
-        mean_sq = p * p * mww + 2 * p * (1 - p) * mws + (1 - p) ** 2 * mss
-        return p * ew + (1 - p) * es - mean_sq + self._side_var
+        total = ZERO
+        for s in self._sums.values():
+            war, surr = s.edges.offered("edge_war"), s.edges.offered("edge_surrender")
+            mean = p * war.mean + (1 - p) * surr.mean
+            second = p * _second_moment(war) + (1 - p) * _second_moment(surr)
+            total += s.a2["initial"] * (second - mean * mean)
+            for spot, name in _SIDE.items():
+                dist = s.edges.wagers[name]
+                if dist is not None:
+                    total += s.a2[spot] * dist.variance
+        return total
 
     def figures(self) -> Json:
         """The tally as JSON: amounts in cents, theo rounded to the cent and exact."""
