@@ -115,3 +115,20 @@ async def test_without_a_decision_theo_takes_the_lower_policy(db: Backend) -> No
     found = await sessions(db, site=seeder.site, table="nodecision")
     assert found[0]["war_share"] is None
     assert Fraction(found[0]["theo_exact"]) == WIN.initial * min(e.edge_war, e.edge_surrender)
+
+
+async def test_rules_overrides_are_weighed_by_their_own_figures(db: Backend) -> None:
+    seeder = Seeder(db, table="overrides")
+    await seeder.status()
+    await seeder.store(seeder.record({1: LOSE}) | {"rules_overrides": {"tie_odds": 8}})
+    await seeder.store(seeder.record({2: LOSE}) | {"rules_overrides": {"war.nope": 1}})
+    found = {s["position"]: s for s in await sessions(db, site=seeder.site, table="overrides")}
+    ny = PROFILES[RulesName.NY]
+    e = house_edges(ny.model_copy(update={"tie_odds": 8}), 6)
+    policy = min(e.edge_war, e.edge_surrender)  # no tie decided: the lower theo
+    assert Fraction(found[1]["theo_exact"]) == LOSE.initial * policy + LOSE.tie * e.edge_tie
+    assert found[1]["priced"] is True
+    # An override the odds cannot take leaves the round unpriced, and says why.
+    assert found[2]["priced"] is False
+    assert found[2]["theo"] == 0
+    assert "war.nope" in found[2]["notes"][0]

@@ -66,3 +66,12 @@ def edges_for(record: Json, decks: int | None) -> HouseEdges:
     if decks is None:
         decks = profile_for(rules, overrides).decks_default
     return _edges(rules, json.dumps(overrides, sort_keys=True), decks)
+
+
+def priced(record: Json, decks: int | None) -> HouseEdges | str:
+    """The figures of ``record``, or why there are none (a stored round whose overrides
+    the odds cannot take must not stop a report: it is weighed as unpriced)."""
+    try:
+        return edges_for(record, decks)
+    except RatingsError as exc:
+        return f"round {record.get('round_id')}: {exc}"

@@ -15,7 +15,7 @@ from datetime import datetime
 from statistics import NormalDist
 from typing import Any, Final
 
-from table_controller.recorder.ratings.edges import edges_for
+from table_controller.recorder.ratings.edges import priced
 from table_controller.recorder.ratings.sessions import initial_wager
 from table_controller.recorder.ratings.stored import stored_rounds
 from table_controller.recorder.ratings.tally import Tally
@@ -38,7 +38,7 @@ def hold_row(tally: Tally, *, level: float = LEVEL) -> Json:
     half = z_for(level) * sd
     low, high = float(theo) - half, float(theo) + half
     win = -tally.players_net
-    flagged = tally.rounds > 0 and tally.amounts_known and not low <= win <= high
+    flagged = tally.rounds > 0 and tally.amounts_known and tally.priced and not low <= win <= high
     return {
         "theo": round(theo),
         "theo_hold": None if tally.handle == 0 else float(theo / tally.handle),
@@ -64,7 +64,7 @@ async def holds(
             continue
         positions = [p for p in record.get("positions", []) if initial_wager(p)]
         if positions:
-            edges = edges_for(record, stored.decks)
+            edges = priced(record, stored.decks)
             for p in positions:
                 tally.add(p, edges)
     return {key: hold_row(t) for key, t in tallies.items()}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-from table_controller.recorder.ratings.edges import edges_for
+from table_controller.recorder.ratings.edges import priced
 from table_controller.recorder.ratings.stored import StoredRound, stored_rounds
 from table_controller.recorder.ratings.tally import Tally, in_action
 from table_controller.recorder.store.backend import Backend
@@ -66,7 +66,7 @@ def seat_sessions(rounds: Iterable[StoredRound], end_after: int = END_AFTER_EMPT
         if record.get("void"):
             continue
         playing = {p["position"]: p for p in record.get("positions", []) if initial_wager(p)}
-        edges = edges_for(record, stored.decks) if playing else None
+        edges = priced(record, stored.decks) if playing else None
         for key, session in list(open_.items()):
             if key[:2] == (stored.site, stored.table) and key[2] not in playing:
                 session.empty += 1

@@ -66,12 +66,14 @@ class Tally:
     war_tie_handle: int = 0
     players_net: int = 0
     amounts_known: bool = True
+    priced: bool = True  # every round's figures were computed
     notes: list[str] = field(default_factory=list)
     # By the identity of the (cached) figures of each rule set met.
     _sums: dict[int, _Sums] = field(default_factory=dict)
 
-    def add(self, position: Json, edges: HouseEdges) -> None:
-        """One round's settled position (a ``war-round/1`` position with an initial wager)."""
+    def add(self, position: Json, edges: HouseEdges | str) -> None:
+        """One round's settled position (a ``war-round/1`` position with an initial wager);
+        ``edges`` is the round's figures, or why it has none (its wagers add no theo)."""
         self.rounds += 1
         if position.get("decision") == "war":
             self.wars += 1
@@ -80,14 +82,19 @@ class Tally:
         net = position.get("net")
         if isinstance(net, int):
             self.players_net += net
-        sums = self._sums.get(id(edges))
-        if sums is None:
-            sums = self._sums[id(edges)] = _Sums(edges)
+        if isinstance(edges, str):
+            self.notes.append(edges)
+            self.priced = False
+            sums = None
+        else:
+            sums = self._sums.get(id(edges))
+            if sums is None:
+                sums = self._sums[id(edges)] = _Sums(edges)
         for wager in position.get("wagers", []):
             if in_action(wager):
                 self._wager(wager, sums)
 
-    def _wager(self, wager: Json, sums: _Sums) -> None:
+    def _wager(self, wager: Json, sums: _Sums | None) -> None:
         amount = wager.get("amount")
         if not isinstance(amount, int):
             self.amounts_known = False  # a presence-only board: nothing to weigh
@@ -96,7 +103,7 @@ class Tally:
         self.handle += amount
         # The war wager is not weighed on its own: the main wager's edges are per unit
         # of initial wager and already hold it (tools/odds.py).
-        if spot not in SPOTS:
+        if spot not in SPOTS or sums is None:
             return
         sums.a[spot] += amount
         sums.a2[spot] += amount * amount
@@ -179,5 +186,6 @@ class Tally:
             "theo": round(theo),
             "theo_exact": str(theo),
             "amounts_known": self.amounts_known,
+            "priced": self.priced,
             "notes": sorted(set(self.notes)),
         }
