@@ -15,6 +15,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from table_controller.cli.records_ratings import RATINGS, configure_ratings, query_ratings, rows_of
 from table_controller.recorder.errors import RecorderError
 from table_controller.recorder.times import parse_time
 
@@ -53,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     report.add_argument("--from", dest="start", type=_time, help="RFC 3339 time")
     report.add_argument("--to", dest="end", type=_time, help="RFC 3339 time")
     sub.add_parser("gaps", help="pending and permanent feed gaps")
+    configure_ratings(sub, _time)
 
 
 async def _query(url: str, args: argparse.Namespace) -> Any:
@@ -75,12 +77,16 @@ async def _query(url: str, args: argparse.Namespace) -> Any:
             return await queries.alerts(db, open_only=args.open, site=args.site)
         if args.what == "report":
             return await report(db, site=args.site, start=args.start, end=args.end)
+        if args.what in RATINGS:
+            return await query_ratings(db, args)
         return await queries.gaps(db)
     finally:
         await db.close()
 
 
 def _rows(what: str, data: Any) -> list[dict[str, Any]]:
+    if (rows := rows_of(what, data)) is not None:
+        return rows
     if what == "report":
         return [*data["tables"], {"site": "TOTAL", "table": ""} | data["total"]]
     if what == "round":
@@ -130,4 +136,11 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         _write(_rows(args.what, data), args.csv)
+    if args.what == "verify" and not data["ok"]:
+        print(
+            f"table-controller records: {len(data['breaks'])} break(s) in the records' "
+            "hash chain: a record was altered or dropped",
+            file=sys.stderr,
+        )
+        return 1
     return 0

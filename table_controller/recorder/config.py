@@ -12,6 +12,7 @@ Unknown keys and bad values fail with a message naming the key::
 
     [database]
     url = "postgresql://recorder@db.pit/casino"   # or "sqlite:///var/lib/recorder.db"
+    retention_years = 5                 # records purge keeps at least this much
 
     [http]
     listen = "127.0.0.1:8080"
@@ -34,6 +35,8 @@ Level = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # receiving its share of the group's messages for hours (the tables' replay covers
 # that share, but each message then waits for its gap to be noticed).
 DEFAULT_SESSION_EXPIRY_S: Final = 300
+# LAC 42:III.2717 and others: source records kept five years.
+RETENTION_YEARS: Final = 5
 
 
 class _Strict(BaseModel):
@@ -72,6 +75,9 @@ class MqttSection(_Strict):
 
 class DatabaseSection(_Strict):
     url: str = "sqlite:///recorder.db"
+    # RECORDER.md: hand records are kept for years (default 5); `records purge` removes
+    # only what is older than this.
+    retention_years: int = Field(default=RETENTION_YEARS, ge=1, le=100)
 
     @field_validator("url")
     @classmethod

@@ -33,6 +33,10 @@ class UnknownTable(RecorderError, LookupError):
     """No message of this table was ever stored (HTTP 404)."""
 
 
+class RatingsError(RecorderError, ValueError):
+    """A stored round names rules or overrides the odds cannot be computed for."""
+
+
 # -- fatal ------------------------------------------------------------------------
 
 

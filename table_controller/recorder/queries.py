@@ -20,7 +20,23 @@ BURN_ROLES: Final = frozenset({"burn", "war_burn"})
 CRITICAL: Final = "critical"
 
 
-async def _known(db: Backend, site: str, table: str) -> None:
+def window(
+    column: str, site: str | None, start: datetime | None, end: datetime | None
+) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if site is not None:
+        clauses.append("site = ?")
+        params.append(site)
+    if start is not None:
+        clauses.append(f"{column} >= ?")
+        params.append(rfc3339(start))
+    if end is not None:
+        clauses.append(f"{column} < ?")
+        params.append(rfc3339(end))
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+async def known(db: Backend, site: str, table: str) -> None:
     rows = await db.fetch("SELECT 1 FROM tables WHERE site = ? AND table_id = ?", (site, table))
     if not rows:
         raise UnknownTable(f"no table {table!r} at site {site!r}")
@@ -68,7 +84,7 @@ async def rounds(
     end: datetime | None = None,
 ) -> list[Json]:
     """``war-round/1`` records, newest first: the last ``last``, or those ended in [start, end)."""
-    await _known(db, site, table)
+    await known(db, site, table)
     sql = "SELECT record FROM rounds WHERE site = ? AND table_id = ?"
     params: list[Any] = [site, table]
     if start is not None:
@@ -86,7 +102,7 @@ async def rounds(
 
 async def one_round(db: Backend, site: str, table: str, epoch: str, round_id: int) -> Json | None:
     """One record with its reconstruction (§(i)(4)), or None."""
-    await _known(db, site, table)
+    await known(db, site, table)
     rows = await db.fetch(
         "SELECT record FROM rounds WHERE site = ? AND table_id = ? AND epoch = ? AND round_id = ?",
         (site, table, epoch, round_id),

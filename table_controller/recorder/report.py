@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Any
 
 from table_controller.feed.payloads import rfc3339
-from table_controller.recorder.queries import Json
+from table_controller.recorder.queries import Json, window
+from table_controller.recorder.ratings.chain import CHAIN_BREAK, findings
+from table_controller.recorder.ratings.hold import holds
+from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.times import parse_time
 
@@ -25,7 +27,7 @@ async def report(
     start: datetime | None = None,
     end: datetime | None = None,
 ) -> Json:
-    where, params = _window("ended", site, start, end)
+    where, params = window("ended", site, start, end)
     rows = await db.fetch(
         "SELECT site, table_id, COUNT(*), SUM(CASE WHEN void = 0 THEN 1 ELSE 0 END),"
         " SUM(void), SUM(handle), SUM(net), SUM(ties), SUM(wars), SUM(surrenders),"
@@ -34,7 +36,7 @@ async def report(
         + " GROUP BY site, table_id",
         params,
     )
-    awhere, aparams = _window("ts", site, start, end)
+    awhere, aparams = window("ts", site, start, end)
     codes: dict[tuple[str, str], Counter[str]] = {}
     for s, t, code, n in await db.fetch(
         "SELECT site, table_id, code, COUNT(*) FROM alerts"
@@ -63,29 +65,30 @@ async def report(
     for (s, t), counter in sorted(codes.items()):  # tables with alerts and no rounds
         tables.append(_figures({"site": s, "table": t}, alerts=counter, hours=None))
     tables.sort(key=lambda r: (r["site"], r["table"]))
+    # RECORDER.md, "Ratings, pace and hold": theo and its interval beside the hold, and
+    # each table's pace under its latest dealer of the window.
+    held = await holds(db, site=site, start=start, end=end)
+    paced = await pace(db, site=site, start=start, end=end)
+    latest = {(d["site"], d["table"]): d for d in paced["dealer_sessions"]}
+    # A break in a table's hash chain is permanent: it flags every report of the table.
+    broken = {(f["site"], f["table"]) for f in await findings(db, site=site)}
+    for row in tables:
+        key = (row["site"], row["table"])
+        row.update(held.get(key, {"flags": []}))
+        row["flags"] = [*row["flags"], *([CHAIN_BREAK] if key in broken else [])]
+        row["dealer_pace"] = latest.get(key)
+    total = _total(tables, start, end)
+    total["theo"] = sum(t.get("theo") or 0 for t in tables)
+    total["theo_hold"] = None if not total["handle"] else total["theo"] / total["handle"]
+    total["flags"] = sorted({f for t in tables for f in t["flags"]})
     return {
         "site": site,
         "from": None if start is None else rfc3339(start),
         "to": None if end is None else rfc3339(end),
         "tables": tables,
-        "total": _total(tables, start, end),
+        "total": total,
+        "dealers": paced["dealers"],
     }
-
-
-def _window(
-    column: str, site: str | None, start: datetime | None, end: datetime | None
-) -> tuple[str, list[Any]]:
-    clauses, params = [], []
-    if site is not None:
-        clauses.append("site = ?")
-        params.append(site)
-    if start is not None:
-        clauses.append(f"{column} >= ?")
-        params.append(rfc3339(start))
-    if end is not None:
-        clauses.append(f"{column} < ?")
-        params.append(rfc3339(end))
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
 def _hours(

@@ -68,9 +68,20 @@ async def migrate(db: Backend) -> int:
             if number <= version:
                 continue
             for statement in statements:
-                await tx.execute(statement)
+                if _runs_on(db, statement):
+                    await tx.execute(statement)
             await tx.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
     return SCHEMA_VERSION
+
+
+def _runs_on(db: Backend, statement: str) -> bool:
+    """A statement marked ``-- postgresql`` or ``-- sqlite`` runs only on that database."""
+    postgres = db.url.startswith(("postgresql://", "postgres://"))
+    if statement.startswith("-- postgresql\n"):
+        return postgres
+    if statement.startswith("-- sqlite\n"):
+        return not postgres
+    return True
 
 
 async def schema_version(db: Backend) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (
         1,
         (
@@ -99,6 +99,57 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
                 since TEXT NOT NULL,
                 PRIMARY KEY (site, table_id, epoch, state, first_seq)
             )""",
+        ),
+    ),
+)
+# Hand records are append-only (RECORDER.md, "Records that cannot be altered"): in
+# PostgreSQL the recorder's role loses UPDATE, DELETE and TRUNCATE on them; SQLite has no
+# roles, so triggers refuse the statements. A statement marked "-- postgresql" or
+# "-- sqlite" runs only there.
+HAND_RECORDS: Final = ("messages", "rounds", "alerts", "chain_findings")
+
+
+def append_only_trigger(table: str, verb: str) -> str:
+    """SQLite's refusal of ``verb`` (UPDATE or DELETE) on a hand-record ``table``."""
+    return (
+        f"CREATE TRIGGER {table}_no_{verb.lower()} BEFORE {verb} ON {table}"
+        f" BEGIN SELECT RAISE(ABORT, '{table}: hand records are append-only'); END"
+    )
+
+
+MIGRATIONS += (
+    (
+        2,
+        (
+            """CREATE TABLE chain_findings (
+                site TEXT NOT NULL,
+                table_id TEXT NOT NULL,
+                epoch TEXT NOT NULL,
+                round_id BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                found TEXT NOT NULL,
+                PRIMARY KEY (site, table_id, epoch, round_id, kind)
+            )""",
+            # Where a purge past the retention cut each chain: the newest record it removed,
+            # so that the first kept record still links to something (ratings/retention.py).
+            """CREATE TABLE purged_chains (
+                site TEXT NOT NULL,
+                table_id TEXT NOT NULL,
+                epoch TEXT NOT NULL,
+                round_id BIGINT NOT NULL,
+                hash TEXT,
+                cutoff TEXT NOT NULL,
+                PRIMARY KEY (site, table_id, epoch)
+            )""",
+            "-- postgresql\nREVOKE UPDATE, DELETE, TRUNCATE ON "
+            + ", ".join(HAND_RECORDS)
+            + " FROM PUBLIC, CURRENT_USER",
+            *(
+                "-- sqlite\n" + append_only_trigger(table, verb)
+                for table in HAND_RECORDS
+                for verb in ("UPDATE", "DELETE")
+            ),
         ),
     ),
 )

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.intake import LATEST, FeedMessage, Leaf
+from table_controller.recorder.ratings.chain import check_arrivals
 from table_controller.recorder.sequence import SeqTrack
 from table_controller.recorder.store.backend import Backend, Tx
 from table_controller.recorder.times import parse_time
@@ -122,7 +123,10 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
                 seen.add(msg.id)
                 new.append(msg)
         await tx.executemany(_INSERT_MESSAGE, [_message_row(m, received) for m in new])
-        await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in new if _is_round(m)])
+        rounds = [m for m in new if _is_round(m)]
+        await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in rounds])
+        # MQTT.md: the hash chain is checked on arrival, in the transaction that stores it.
+        await check_arrivals(tx, rounds, found=received)
         await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in new if _is_alert(m)])
         latest = [m for m in batch if m.leaf in LATEST]
         await tx.executemany(

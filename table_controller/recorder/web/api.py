@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from table_controller.recorder import queries
 from table_controller.recorder.errors import BadParameter
 from table_controller.recorder.live import LiveHub
+from table_controller.recorder.ratings import api as ratings_api
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.web.params import Endpoint, Param
@@ -130,6 +131,7 @@ ENDPOINTS: Final = (
     Endpoint("/api/alerts", "alerts with raise and resolve times", (OPEN, SITE_Q), get_alerts),
     Endpoint("/api/report", "the shift report per table and total", (SITE_Q, FROM, TO), get_report),
     Endpoint("/api/gaps", "per table and epoch: pending and permanent feed gaps", (), get_gaps),
+    *ratings_api.ENDPOINTS,
     Endpoint(
         "/api/live", "Server-Sent Events: every committed change", (), get_live, "text/event-stream"
     ),

@@ -12,7 +12,9 @@ the API cannot disagree. Shapes (amounts in integer cents, times RFC 3339 UTC):
   spot, raised, resolved, resolved_by}]``, newest first;
 - ``report``: ``{from, to, tables: [row], total: row}``, a row holding ``site``,
   ``table`` (not in ``total``), ``rounds``, ``rounds_per_hour``, ``handle``, ``win``,
-  ``hold``, ``ties``, ``wars``, ``surrenders``, ``voids``, ``alerts_by_code``.
+  ``hold``, ``ties``, ``wars``, ``surrenders``, ``voids``, ``alerts_by_code``;
+- ``sessions``: ``/api/sessions`` rows (position, start, minutes, rounds, average_bet,
+  theo, actual, open, ...).
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ class PitData(Protocol):
     ) -> list[Json]: ...
 
     async def report(self, *, site: str | None, start: datetime, end: datetime) -> Json: ...
+
+    async def sessions(
+        self, site: str, table: str, *, start: datetime, end: datetime
+    ) -> list[Json]:
+        """``/api/sessions`` of one table: its seat sessions with theo."""
+        ...
+
+    async def findings(self, site: str, table: str) -> list[Json]:
+        """``/api/findings`` of one table: breaks in its records' hash chain."""
+        ...
 
 
 def parse_time(text: str | None) -> datetime | None:

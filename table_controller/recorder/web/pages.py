@@ -32,7 +32,7 @@ SHIFT_H: Final = 8
 LAST_ROUNDS: Final = 10
 ALERTS_TICK_S: Final = 15  # the alerts page's "open for" ages without any change
 REPORT_COLUMNS: Final = (
-    *("site", "table", "rounds", "rounds_per_hour", "handle", "win", "hold"),
+    *("site", "table", "rounds", "rounds_per_hour", "handle", "win", "hold", "theo"),
     *("ties", "wars", "surrenders", "voids"),
 )
 
@@ -104,7 +104,13 @@ class Pages:
         last = await self.data.rounds(site, table, last=LAST_ROUNDS)
         shift = await self.data.rounds(site, table, start=start, end=end)
         alerts = await self.data.alerts(site=site, table=table)
+        seats = await self.data.sessions(site, table, start=start, end=end)
         context = {
+            "findings": await self.data.findings(site, table),
+            "sessions": [
+                s | {"start_time": parse_time(s["start"])}
+                for s in sorted(seats, key=lambda s: (s["position"], s["start"]))
+            ],
             "tile": views.tile(entry, None),
             "layout": views.layout(entry.get("state")),
             "rounds": [views.round_row(r) for r in last],

@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Final
 
 from table_controller.recorder import queries
+from table_controller.recorder.ratings.chain import findings
+from table_controller.recorder.ratings.sessions import sessions
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.web.data import Json
@@ -55,3 +57,11 @@ class StorePitData:
 
     async def report(self, *, site: str | None, start: datetime, end: datetime) -> Json:
         return await report(self.db, site=site, start=start, end=end)
+
+    async def sessions(
+        self, site: str, table: str, *, start: datetime, end: datetime
+    ) -> list[Json]:
+        return await sessions(self.db, site=site, table=table, start=start, end=end)
+
+    async def findings(self, site: str, table: str) -> list[Json]:
+        return [f for f in await findings(self.db, site=site) if f["table"] == table]

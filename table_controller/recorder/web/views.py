@@ -53,6 +53,8 @@ class Tile:
     rounds_per_hour: float | None
     win_today: int | None
     rounds_today: int | None
+    dealer_pace: float | None
+    """Rounds per hour of the table's latest dealer session today (``dealer_changed``)."""
     flags: tuple[str, ...]
     """The report's flags of today's figures (``HOLD_VARIANCE``: win outside theo's 95 %)."""
     critical: tuple[AlertRow, ...]
@@ -155,6 +157,7 @@ def tile(entry: Mapping[str, Any], today: Mapping[str, Any] | None) -> Tile:
         rounds_per_hour=stats.get("rounds_per_hour"),
         win_today=(today or {}).get("win"),
         rounds_today=(today or {}).get("rounds"),
+        dealer_pace=((today or {}).get("dealer_pace") or {}).get("rounds_per_hour"),
         flags=tuple((today or {}).get("flags") or ()),
         critical=tuple(alert_row(a) for a in entry.get("open_critical") or ()),
         last_seen=parse_time(entry.get("last_seen")),

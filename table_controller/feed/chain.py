@@ -1,0 +1,102 @@
+"""The round records' hash chain (MQTT.md, "Tamper-evident records").
+
+``hash`` is the SHA-256 (lower-case hex) of the record's RFC 8785 canonical
+JSON without its ``hash`` member; ``prev_hash`` is the ``hash`` of the table's
+previous round record in the same ``epoch`` (``null`` for the first). The
+canonical form comes from the ``rfc8785`` library (the JSON Canonicalization
+Scheme: sorted keys, no whitespace, ECMAScript number form), so a table and a
+recorder written apart agree on every byte.
+
+The table seals a record with :func:`seal` in the same journal transaction
+that stores it, after every other member (``epoch`` and ``feed_seq``
+included) is final: any member changed afterwards breaks the hash. A reader
+checks one record with :func:`verifies` and a run of them with :func:`breaks`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import rfc8785
+
+HASH: Final = "hash"
+PREV_HASH: Final = "prev_hash"
+
+BreakKind = Literal["hash", "link", "unsealed"]
+
+
+class ChainError(ValueError):
+    """The record cannot be put in canonical form (a float that is not finite, an integer
+    beyond ±2⁵³, a key that is not text): fix the record, it can never be hashed."""
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    """The record's ``hash``: SHA-256 of its canonical JSON without ``hash``."""
+    body = {k: v for k, v in record.items() if k != HASH}
+    try:
+        canonical = rfc8785.dumps(body)
+    except rfc8785.CanonicalizationError as exc:
+        raise ChainError(f"a round record that cannot be canonicalised: {exc}") from exc
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def seal(record: Mapping[str, Any], prev_hash: str | None) -> dict[str, Any]:
+    """``record`` with ``prev_hash`` set and its ``hash`` computed over everything else."""
+    sealed = {k: v for k, v in record.items() if k != HASH} | {PREV_HASH: prev_hash}
+    return sealed | {HASH: record_hash(sealed)}
+
+
+def verifies(record: Mapping[str, Any]) -> bool:
+    """The record's own ``hash`` matches its content (False for an unsealed one)."""
+    stated = record.get(HASH)
+    return isinstance(stated, str) and stated == record_hash(record)
+
+
+@dataclass(frozen=True, slots=True)
+class Break:
+    """Where a chain does not hold: ``round_id`` is the record that does not verify
+    (``hash``), whose ``prev_hash`` is not its predecessor's ``hash`` (``link``: a record
+    before it was altered or dropped), or that carries no hash in a sealed chain."""
+
+    round_id: int
+    kind: BreakKind
+    detail: str
+
+
+def link_break(previous: Mapping[str, Any] | None, record: Mapping[str, Any]) -> Break | None:
+    """The break between ``previous`` (None: ``record`` opens its epoch) and ``record``."""
+    round_id = int(record.get("round_id") or 0)
+    if record.get(HASH) is None:
+        sealed_before = previous is not None and previous.get(HASH) is not None
+        if sealed_before or record.get(PREV_HASH) is not None:
+            return Break(round_id, "unsealed", "no hash in a sealed chain")
+        return None  # a table that does not seal its records yet: no chain to check
+    if not verifies(record):
+        return Break(round_id, "hash", "the record's hash does not match its content")
+    expected = None if previous is None else previous.get(HASH)
+    if record.get(PREV_HASH) != expected:
+        before = "none" if previous is None else f"round {previous.get('round_id')}"
+        return Break(
+            round_id,
+            "link",
+            f"prev_hash is not the hash of the record before it ({before}): "
+            "a record was altered or dropped",
+        )
+    return None
+
+
+def breaks(
+    records: Iterable[Mapping[str, Any]], previous: Mapping[str, Any] | None = None
+) -> list[Break]:
+    """Every break in one table's records of one epoch, given in chain order; ``previous``
+    is what the first one links to (None: it opens the epoch)."""
+    found: list[Break] = []
+    for record in records:
+        b = link_break(previous, record)
+        if b is not None:
+            found.append(b)
+        previous = record
+    return found

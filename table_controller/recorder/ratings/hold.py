@@ -1,0 +1,70 @@
+"""Hold beside theo, with its 95 % interval, per table over a shift (``RECORDER.md``).
+
+Theo is the house's expected win over the shift's rounds (:mod:`tally`: each
+wager × its exact edge, the main wager at the table's observed share of ties
+taken to war); the interval is theo ± z·σ, σ² the exact variance of the
+house's win from the odds tool's variance per unit, z the normal quantile of
+``LEVEL`` (the shift's many wagers make the win close to normal). A table
+whose win lies outside it gets ``HOLD_VARIANCE`` for the table-games manager.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from statistics import NormalDist
+from typing import Any, Final
+
+from table_controller.recorder.ratings.edges import priced
+from table_controller.recorder.ratings.sessions import initial_wager
+from table_controller.recorder.ratings.stored import stored_rounds
+from table_controller.recorder.ratings.tally import Tally
+from table_controller.recorder.store.backend import Backend
+
+Json = dict[str, Any]
+LEVEL: Final = 0.95
+HOLD_VARIANCE: Final = "HOLD_VARIANCE"
+
+
+def z_for(level: float = LEVEL) -> float:
+    """The two-sided normal quantile of ``level`` (1.959... for 95 %)."""
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
+def hold_row(tally: Tally, *, level: float = LEVEL) -> Json:
+    """Theo, theo hold, the interval of the win and the flag of one table's shift."""
+    theo = tally.theo()
+    sd = math.sqrt(tally.variance())
+    half = z_for(level) * sd
+    low, high = float(theo) - half, float(theo) + half
+    win = -tally.players_net
+    flagged = tally.rounds > 0 and tally.amounts_known and tally.priced and not low <= win <= high
+    return {
+        "theo": round(theo),
+        "theo_hold": None if tally.handle == 0 else float(theo / tally.handle),
+        "win_sd": round(sd, 2),
+        "interval": {"level": level, "low": math.floor(low), "high": math.ceil(high)},
+        "flags": [HOLD_VARIANCE] if flagged else [],
+    }
+
+
+async def holds(
+    db: Backend,
+    *,
+    site: str | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> dict[tuple[str, str], Json]:
+    """Per table: its shift's theo and hold interval (rounds ended in [start, end))."""
+    tallies: dict[tuple[str, str], Tally] = {}
+    for stored in await stored_rounds(db, site=site, start=start, end=end):
+        record = stored.record
+        tally = tallies.setdefault((stored.site, stored.table), Tally())
+        if record.get("void"):
+            continue
+        positions = [p for p in record.get("positions", []) if initial_wager(p)]
+        if positions:
+            edges = priced(record, stored.decks)
+            for p in positions:
+                tally.add(p, edges)
+    return {key: hold_row(t) for key, t in tallies.items()}
