@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from table_controller.engine import Event, EventType, RoundRecorded
 from table_controller.feed.bodies import record_body
+from table_controller.feed.chain import seal
 from table_controller.feed.payloads import TOPIC_RULES, Topic, new_id, rfc3339
 from table_controller.service.config import TableConfig
 from table_controller.service.envelope import Envelope
@@ -72,12 +73,22 @@ def _ms(text: str) -> str:
 class MessageFactory:
     """Builds every message the table publishes; hands out ``feed_seq``."""
 
-    def __init__(self, cfg: TableConfig, *, epoch: str, last_feed_seq: int = 0) -> None:
+    def __init__(
+        self,
+        cfg: TableConfig,
+        *,
+        epoch: str,
+        last_feed_seq: int = 0,
+        last_hash: str | None = None,
+    ) -> None:
         self.envelope = Envelope.from_config(cfg)
         self.epoch = epoch
         self.currency = cfg.table.currency
         self.rules = cfg.rules.name.value
         self.feed_seq = last_feed_seq
+        # The hash of this epoch's last round record: the next one's ``prev_hash`` (MQTT.md,
+        # tamper-evident records). The runner resets it, with feed_seq, on a failed commit.
+        self.prev_hash = last_hash
         self._topics = {t: self.envelope.topic(t) for t in Topic}
 
     def _id(self, kind: str, number: int | str) -> str:
@@ -105,6 +116,11 @@ class MessageFactory:
         if feed:
             self.feed_seq += 1
             feed_seq = payload["feed_seq"] = self.feed_seq
+        if topic is Topic.ROUNDS:
+            # Sealed last, over the whole record with its envelope, in the transaction
+            # that journals it: the table's own records are chained as it writes them.
+            payload = seal(payload, self.prev_hash)
+            self.prev_hash = payload["hash"]
         rule = TOPIC_RULES[topic]
         return OutboxMessage(
             id=id,
@@ -160,8 +176,6 @@ class MessageFactory:
         record["epoch"] = self.epoch
         record["currency"] = self.currency
         record.setdefault("rules_overrides", {})
-        record.setdefault("prev_hash", None)
-        record.setdefault("hash", None)
         return self._feed(Topic.ROUNDS, "war-round/1", self.round_id(out.round_id), ts, record)
 
     def state(self, view: Mapping[str, Any], *, ts: datetime) -> OutboxMessage:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -83,6 +84,16 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def last_round_hash(journal: Journal) -> str | None:
+    """The ``hash`` of the journal's newest round record (the journal keeps the last ones
+    whatever it prunes), so that the chain goes on across a restart."""
+    last = journal.last_messages("rounds", 1)
+    if not last:
+        return None
+    value = json.loads(last[0].payload).get("hash")
+    return value if isinstance(value, str) else None
+
+
 def _shoe_ended(phase_before: Phase, phase_after: Phase, outputs: list[Output]) -> bool:
     """The input ended a shoe: the cover card's round is over, or a new shoe began."""
     if phase_after is Phase.SHUFFLE_DUE and phase_before is not Phase.SHUFFLE_DUE:
@@ -120,7 +131,10 @@ class TableRunner:
         journal.set_meta({"instances": ",".join(filter(None, kept))})
         self.replayed = restored.replayed
         self.messages = MessageFactory(
-            cfg, epoch=journal.epoch, last_feed_seq=journal.last_feed_seq()
+            cfg,
+            epoch=journal.epoch,
+            last_feed_seq=journal.last_feed_seq(),
+            last_hash=last_round_hash(journal),
         )
         self.engine = bind(cfg, journal, restored, self.messages)
         self._since_checkpoint = self.replayed
@@ -167,7 +181,7 @@ class TableRunner:
         """Feed one input; journal it with its messages; then act. False: not acted on."""
         phase_before = self.engine.phase
         outputs = self.engine.feed(inp)
-        feed_before = self.messages.feed_seq
+        feed_before, chain_before = self.messages.feed_seq, self.messages.prev_hash
         messages: list[OutboxMessage] = []
         for out in outputs:
             if isinstance(out, Event):
@@ -184,7 +198,7 @@ class TableRunner:
             # Stamped with the input's own time: the table's clock, which prune compares.
             self.journal.record(input_to_json(inp), messages, now=inp.at, checkpoint=checkpoint)
         except JournalFault as exc:
-            self.messages.feed_seq = feed_before
+            self.messages.feed_seq, self.messages.prev_hash = feed_before, chain_before
             # The engine never runs ahead of the disk: it took the input, the journal did
             # not, so it is rebuilt as the journal has it (a rare, slow path).
             self.engine = restore(self.cfg, self.journal).engine

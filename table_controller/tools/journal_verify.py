@@ -8,10 +8,12 @@ inputs say. It opens the journal read-only, so it may run beside the table.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
 from typing import Final, TextIO
 
 from table_controller.engine import EngineSnapshot, RoundEngine, TableSetup, input_from_json
+from table_controller.feed.chain import breaks
 from table_controller.service.binding import start_state, table_setup, under_setup
 from table_controller.service.checkpoint import CheckpointError, load_state
 from table_controller.service.config import TableConfig
@@ -19,6 +21,8 @@ from table_controller.service.journal import Checkpoint, Journal
 
 EXIT_OK: Final = 0
 EXIT_MISMATCH: Final = 1
+# The journal keeps the last round records whatever it prunes; all of them are checked.
+RECORDS_CHECKED: Final = 1_000_000
 
 
 @dataclass
@@ -31,6 +35,8 @@ class Verified:
     checked: list[int] = field(default_factory=list)
     mismatch: str | None = None
     state: EngineSnapshot | None = None
+    records: int = 0  # round records held, whose hash chain was checked
+    record_breaks: list[str] = field(default_factory=list)
 
 
 def _differ(a: EngineSnapshot, b: EngineSnapshot) -> str:
@@ -46,6 +52,20 @@ def _expected(engine: RoundEngine, setup: TableSetup) -> EngineSnapshot:
 
 
 def verify(cfg: TableConfig, journal: Journal) -> Verified:
+    """The checkpoints against the replay, and the hash chain of the round records held."""
+    result = _verify_checkpoints(cfg, journal)
+    records = [json.loads(m.payload) for m in journal.last_messages("rounds", RECORDS_CHECKED)]
+    result.records = len(records)
+    # The oldest record held may follow one pruned already: its link is not checked.
+    previous = None if not records or records[0].get("prev_hash") is None else records[0]
+    result.record_breaks = [
+        f"round {b.round_id}: {b.kind} ({b.detail})"
+        for b in breaks(records[1:] if previous else records, previous)
+    ]
+    return result
+
+
+def _verify_checkpoints(cfg: TableConfig, journal: Journal) -> Verified:
     checkpoints = journal.checkpoints()
     oldest = next(checkpoints, None)
     if oldest is None:
@@ -116,8 +136,17 @@ def report(journal: Journal, cfg: TableConfig, result: Verified, out: TextIO) ->
         + (f" (inputs {result.checked[0]}..{result.checked[-1]})" if result.checked else ""),
         file=out,
     )
+    print(
+        f"round records held: {result.records}, hash chain "
+        + (
+            "unbroken" if not result.record_breaks else f"BROKEN: {'; '.join(result.record_breaks)}"
+        ),
+        file=out,
+    )
     if result.mismatch is not None:
         print(f"MISMATCH: {result.mismatch}", file=out)
+        return EXIT_MISMATCH
+    if result.record_breaks:
         return EXIT_MISMATCH
     if result.state is not None:
         print(

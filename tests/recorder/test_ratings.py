@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -124,7 +125,7 @@ async def test_rules_overrides_are_weighed_by_their_own_figures(db: Backend) -> 
     await seeder.store(seeder.record({2: LOSE}) | {"rules_overrides": {"war.nope": 1}})
     found = {s["position"]: s for s in await sessions(db, site=seeder.site, table="overrides")}
     ny = PROFILES[RulesName.NY]
-    e = house_edges(ny.model_copy(update={"tie_odds": 8}), 6)
+    e = house_edges(replace(ny, tie_odds=8), 6)
     policy = min(e.edge_war, e.edge_surrender)  # no tie decided: the lower theo
     assert Fraction(found[1]["theo_exact"]) == LOSE.initial * policy + LOSE.tie * e.edge_tie
     assert found[1]["priced"] is True

@@ -58,3 +58,24 @@ def test_an_altered_checkpoint_is_named(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["journal", "verify", "--config", str(toml)]) == 1
     out = capsys.readouterr().out
     assert f"MISMATCH: checkpoint at input {n} differs from the replay in: round_id" in out
+
+
+def test_an_altered_round_record_breaks_the_chain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    toml = _table(tmp_path, 12)
+    assert main(["journal", "verify", "--config", str(toml)]) == 0
+    assert "hash chain unbroken" in capsys.readouterr().out
+    db = sqlite3.connect(tmp_path / "war-07.sqlite3")
+    rowid, payload = db.execute(
+        "SELECT seq, payload FROM outbox WHERE kind = 'rounds' ORDER BY seq LIMIT 1 OFFSET 2"
+    ).fetchone()
+    record = json.loads(payload)
+    record["net"] = (record["net"] or 0) - 500
+    altered = json.dumps(record).encode()
+    db.execute("UPDATE outbox SET payload = ? WHERE seq = ?", (altered, rowid))
+    db.commit()
+    db.close()
+    assert main(["journal", "verify", "--config", str(toml)]) == 1
+    out = capsys.readouterr().out
+    assert f"BROKEN: round {record['round_id']}" in out

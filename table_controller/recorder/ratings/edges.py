@@ -10,11 +10,13 @@ profile's default.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
+from table_controller.engine.errors import RulesError
 from table_controller.engine.rules import PROFILES, RulesName, RulesProfile
 from table_controller.recorder.errors import RatingsError
 from table_controller.tools.odds import HouseEdges, house_edges
@@ -43,15 +45,21 @@ def profile_for(rules: str, overrides: Json | None = None) -> RulesProfile:
         raise RatingsError(f"rules: {rules!r} is not a rules profile") from exc
     if not overrides:
         return base
-    data = base.model_dump()
+    data = asdict(base)
     for path, value in sorted(overrides.items()):
         if path == "name":
             raise RatingsError("rules_overrides: 'name' cannot be overridden")
         _set_path(data, path, value)
     try:
-        return RulesProfile.model_validate(data)
+        return _PROFILE.validate_python(data)
     except ValidationError as exc:
         raise RatingsError(f"rules_overrides: {exc.errors()[0]['msg']}") from exc
+    except RulesError as exc:
+        raise RatingsError(f"rules_overrides: {exc}") from exc
+
+
+# The profile is a frozen dataclass of the engine; pydantic checks one built from JSON.
+_PROFILE: Final = TypeAdapter(RulesProfile)
 
 
 @lru_cache(maxsize=64)
