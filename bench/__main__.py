@@ -16,6 +16,9 @@ tables
 journal
     write cost, restart time and file size after 1,000 rounds through the
     service's write path (``bench/journal.py``; ``make bench`` also runs 100,000)
+recorder
+    300 light tables at 20x a table's pace into one recorder on PostgreSQL
+    (``bench/recorder.py``)
 
 Each writes ``bench/results/<name>.json`` (or under ``--out-dir``) and prints
 its figures; the summary compares them with the targets. ``--quick`` runs each
@@ -35,7 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import devices, engine, journal, latency, service, tables
+from bench import devices, engine, journal, latency, recorder, service, tables
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -49,6 +52,7 @@ BENCHMARKS: dict[str, tuple[Main, list[str]]] = {
     "service": (service.main, ["--quick"]),
     "tables": (tables.main, ["--quick"]),
     "journal": (journal.main, ["--rounds", "20", "--keep-days", "0"]),
+    "recorder": (recorder.main, ["--tables", "3", "--rounds", "2", "--database", "sqlite"]),
 }
 
 

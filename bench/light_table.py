@@ -1,4 +1,4 @@
-"""A light table: a real MQTT 5 peer that publishes the feed as ``MQTT.md`` says a table does.
+"""A light table: a real MQTT 5 peer that publishes the feed as ``docs/feed.md`` says a table does.
 
 No engine, no devices, no journal: rounds of one deck's random cards on a few
 positions, settled at even money (a tie surrendered, half the wager lost),

@@ -14,7 +14,7 @@ each of ``--starts`` cold starts, a new :class:`~table_controller.rigs.rig.Table
   seven positions through the simulators, with the peak (``VmHWM``);
 * a restart: ``SIGTERM`` (the service publishes ``online: false`` and exits),
   then ``table-controller run`` again on the same journal, which it replays
-  (GAME.md: everything is rebuilt from the journal), to ``online: true``.
+  (docs/rules.md: everything is rebuilt from the journal), to ``online: true``.
 
 It prints the figures and writes ``bench/results/service.json``. ``--quick``
 is a tiny run for the smoke test. Speed is measured here, never asserted in

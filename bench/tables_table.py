@@ -110,7 +110,7 @@ class LightTable:
         return self.feeder.rounds
 
     def _on_connect(self) -> None:
-        self.runner.on_broker_connect()  # MQTT.md: status on every connect
+        self.runner.on_broker_connect()  # docs/feed.md: status on every connect
         self.connected.set()
 
     async def play(self, rounds: int, pace_s: float) -> None:

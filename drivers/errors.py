@@ -7,7 +7,7 @@
     ├── DeviceTimeout               retry: the device did not answer in time
     ├── DeviceError                 the device said no, or sent what cannot be used
     │   ├── FrameError              a line frame that is no frame of this device (dropped, counted)
-    │   ├── BadReport               a sensor report DEVICES.md does not allow (dropped, counted)
+    │   ├── BadReport               a report the protocol does not allow (dropped, counted)
     │   └── BadMessage              a simusb line that is no message of that wire (skipped, counted)
     └── DeviceConfigError           fix the configuration: no retry mends it
         ├── BadDeviceUrl            a device URL of the wrong form
@@ -42,7 +42,7 @@ class FrameError(DeviceError, ValueError):
 
 
 class BadReport(DeviceError, ValueError):
-    """A sensor-board report that does not follow DEVICES.md ("Bet sensor board").
+    """A sensor-board report that does not follow docs/devices.md ("Bet sensor board").
 
     The driver counts and skips these; it never stops reading because of one.
     """

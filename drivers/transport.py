@@ -2,7 +2,7 @@
 
 Opened with ``serial.serial_for_url(url)``, so a device path (``/dev/ttyUSB0``,
 115200 8N1 by default), a pty path, ``socket://host:port``, ``rfc2217://…`` and
-``spy://…`` all work the same (DEVICES.md: the shoe and the console are opened
+``spy://…`` all work the same (docs/devices.md: the shoe and the console are opened
 "by any pyserial URL").
 
 Why a thread: pyserial's URL handlers do not all expose a file descriptor an

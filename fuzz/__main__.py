@@ -67,7 +67,7 @@ class Harness:
                 self.first_escape = (target.name, body, traceback.format_exc())
 
     def seeds(self) -> list[bytes]:
-        """One seed input per target and example of DEVICES.md, with a few cut sizes."""
+        """One seed input per target and example of docs/devices.md, with a few cut sizes."""
         return [
             bytes([index, step]) + seed
             for index, target in enumerate(self.targets)

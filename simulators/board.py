@@ -1,6 +1,6 @@
 """The simulated bet-sensor board, served over TCP as ``simusb://host:port``.
 
-It speaks the wire of DEVICES.md ("The simulated board over TCP") and the
+It speaks the wire of docs/devices.md ("The simulated board over TCP") and the
 board's reports through the driver's own codec, so the real driver — pyusb
 over the ``simusb`` backend — reads it exactly as it reads the USB board.
 
@@ -58,7 +58,7 @@ DEFAULT_PRODUCT = "Bet sensor board (simulated)"
 
 HEARTBEAT_S = 0.1
 MAX_HEARTBEAT_S = 0.25
-"""DEVICES.md: SPOTS is sent on every change and at least every 250 ms."""
+"""docs/devices.md: SPOTS is sent on every change and at least every 250 ms."""
 
 MAX_BUFFERED_BYTES = 256 * 1024
 """A controller that stops reading makes the board drop reports beyond this (then resync)."""

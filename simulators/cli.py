@@ -41,7 +41,7 @@ from simulators.tcp import parse_listen
 
 DEVICES = ("shoe", "console", "sensors")
 DEFAULT_PORTS = {"shoe": 7001, "console": 7002}
-"""As in the example table configuration of DEVICES.md."""
+"""As in the example table configuration of docs/devices.md."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,11 +1,11 @@
-"""A simulated dealer console that speaks the real console's bytes (DEVICES.md).
+"""A simulated dealer console that speaks the real console's bytes (docs/devices.md).
 
 A test or the demo presses buttons (``press(action, arg) -> k``) and awaits
 the answer to a press (``await answer(k)``). The console records every
 ``ACK``/``NAK`` and ``SHOW`` it receives, sends ``STATUS`` heartbeats, and can
 restart (its numbering starts again at 1).
 
-Unanswered presses are sent again after a reconnect (DEVICES.md), at the first
+Unanswered presses are sent again after a reconnect (docs/devices.md), at the first
 heartbeat after it rather than at once: a driver opening its port flushes what
 arrived while it was opening (pyserial does, for ``socket://`` and ttys alike),
 and a press sent in that instant would be lost. A press still unanswered after

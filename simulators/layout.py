@@ -1,7 +1,7 @@
 """What a simulated sensor board knows of its layout: chips, faulty sensors, change count.
 
 Pure (no I/O): :class:`simulators.board.SimulatedBoard` sends what this says.
-DEVICES.md: ``seq`` advances by one for each change of the spots; the VALUES
+docs/devices.md: ``seq`` advances by one for each change of the spots; the VALUES
 reports of a change (split by 12) precede its SPOTS report and share its
 ``seq``; a heartbeat repeats the SPOTS report.
 """

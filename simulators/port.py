@@ -40,7 +40,7 @@ far end); what does not fit is dropped and counted, as bytes on a dead line are.
 
 @dataclass(frozen=True, slots=True)
 class LineSettings:
-    """Speed and character format of a serial line (DEVICES.md: 115200 8N1 by default)."""
+    """Speed and character format of a serial line (docs/devices.md: 115200 8N1 by default)."""
 
     baudrate: int = DEFAULT_BAUDRATE
     bytesize: int = 8

@@ -10,7 +10,7 @@ on the board (``help`` lists them)::
     fault 2 initial on        position 2's initial-spot sensor is faulty
 
 Spots are named ``initial``, ``tie`` and ``war`` (or numbered 0, 1, 2, as in
-DEVICES.md's bit index); an amount with a decimal point is in dollars, one
+docs/devices.md's bit index); an amount with a decimal point is in dollars, one
 without in cents. The board itself is :class:`simulators.board.SimulatedBoard`.
 """
 
@@ -45,7 +45,7 @@ __all__ = [
 _log = logging.getLogger("simulators.sensors")
 
 DEFAULT_LISTEN = "127.0.0.1:7003"
-"""As in the example table configuration of DEVICES.md (``simusb://127.0.0.1:7003``)."""
+"""As in the example table configuration of docs/devices.md (``simusb://127.0.0.1:7003``)."""
 
 COMMANDS_HELP = """\
 commands:

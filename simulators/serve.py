@@ -3,7 +3,7 @@
 A :class:`SimulatedLineDevice` (the shoe, the console) is served on a TCP
 listen socket (``serve_tcp``), a pty of its own (``serve_pty``) or a serial
 port it opens itself (:func:`serve_on_port`), one at a time; the bytes are the
-same on all three (DEVICES.md).
+same on all three (docs/devices.md).
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ async def serve_on_port(
     such as one end of a ``socat`` pty pair), ``rfc2217://host:port``,
     ``socket://host:port``. The line runs at ``baudrate`` with ``bytesize``
     data bits (5–8), ``parity`` (``N``, ``E``, ``O``, ``M``, ``S``) and
-    ``stopbits`` (1, 1.5, 2); DEVICES.md's default is 115200 8N1.
+    ``stopbits`` (1, 1.5, 2); docs/devices.md's default is 115200 8N1.
 
     Returns once serving has begun, with the port open if it is there; the
     returned endpoint's ``await wait_open()`` waits for the port, ``connected``

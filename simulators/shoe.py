@@ -1,4 +1,4 @@
-"""A simulated card-reading shoe that speaks the real shoe's bytes (DEVICES.md).
+"""A simulated card-reading shoe that speaks the real shoe's bytes (docs/devices.md).
 
 It holds N decks shuffled from a seeded (or the system's) random source, or a
 given card order, with the cover card at a chosen penetration (§5324.22(c),
@@ -41,9 +41,9 @@ from simulators.errors import ShoeEmptyError as ShoeEmptyError
 from simulators.serve import SimulatedLineDevice
 
 KEPT_READS = 64
-"""DEVICES.md: the shoe keeps the last 64 reads for RESEND."""
+"""docs/devices.md: the shoe keeps the last 64 reads for RESEND."""
 DEFAULT_HEARTBEAT_S = 0.5
-"""Comfortably more often than the once a second DEVICES.md asks for."""
+"""Comfortably more often than the once a second docs/devices.md asks for."""
 DEFAULT_PENETRATION = 0.75
 MAX_GARBAGE_BYTES = 24
 

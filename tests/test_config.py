@@ -121,7 +121,7 @@ def test_table_id_must_be_one_topic_level() -> None:
 
 
 def test_device_urls_are_checked_at_start() -> None:
-    """DEVICES.md: a device is reached by its URL alone; a URL no driver serves is a bad
+    """docs/devices.md: a device is reached by its URL alone; a URL no driver serves is a bad
     value, named by its key, not a failure once the service runs."""
     data = _base()
     data["devices"]["shoe"] = "bogus://x"

@@ -220,7 +220,7 @@ def test_headless_summary_is_what_the_round_records_say(
     assert Counter(written["caused_by_code"]) == totals.alerts
     assert totals.alerts["PAST_POSTING"] == 5
     assert totals.alerts["MISREAD"] >= 1
-    # MQTT.md: the table on a 3.1.1 broker says it cannot see refusals.
+    # docs/feed.md: the table on a 3.1.1 broker says it cannot see refusals.
     assert (MQTT_311_WARNING in err) == (broker_impl == "amqtt")
     assert "Traceback" not in err
 
@@ -359,3 +359,34 @@ async def test_the_demo_broker_is_found_at_its_port_and_ctrl_c_counts_alerts_as_
     raised = Counter(a["code"] for a in observer.of("alerts") if a["resolved_by"] is None)
     assert printed["alerts"] == sum(raised.values()) >= 1
     assert printed["codes"] == raised
+
+
+WEB_LINE = re.compile(
+    r"^web pit (?P<url>http://\S+)  \(user (?P<user>\S+), password (?P<pw>\S+)\)$"
+)
+
+
+async def test_headless_demo_with_web_plays_then_serves_the_floor_until_stopped() -> None:
+    """``demo --headless --rounds N --web``: the rounds play, then the web pit stays up."""
+    import httpx
+
+    async with demo_process(
+        "--headless", "--rounds", "2", "--speed", "50", "--seed", "3", "--web", "127.0.0.1:0"
+    ) as demo:
+        assert BROKER.match(await demo.line())
+        web = WEB_LINE.match(await demo.line())
+        assert web is not None
+        played = [await demo.line() for _ in range(2)]
+        assert all(line.startswith("round") for line in played), played
+        async with httpx.AsyncClient(base_url=web["url"], timeout=STEP_S) as client:
+            login = await client.post("/login", data={"name": web["user"], "password": web["pw"]})
+            assert login.status_code in (200, 303), login.text
+            floor = await client.get("/")
+            assert floor.status_code == 200
+            assert TABLE_ID in floor.text
+            wrong = await client.post("/login", data={"name": web["user"], "password": "nope"})
+            assert wrong.status_code == 401
+        assert demo.proc.returncode is None  # still serving after its last round
+        rc, out, err = await demo.ctrl_c()
+    assert rc == 0, err
+    assert "summary" in out

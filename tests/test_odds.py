@@ -1,6 +1,6 @@
 """The odds tool: exact house edges from the shoe composition and the profile's data.
 
-Expected numbers come from GAME.md ("Exact house edges") and from closed forms
+Expected numbers come from docs/rules.md ("Exact house edges") and from closed forms
 derived by hand below, never from the code under test.
 """
 
@@ -42,11 +42,11 @@ from table_controller.tools.published import (
     note_for,
 )
 
-# GAME.md, "Exact house edges": 6 decks, one position, always going to war.
+# docs/rules.md, "Exact house edges": 6 decks, one position, always going to war.
 GAME_MD_EDGE_WAR_6_DECKS = {"standard": "2.3301", "uk": "2.8771", "ny": "1.7830"}
 GAME_MD_EDGE_TIE_6_DECKS = "18.6495"
 GAME_MD_EDGE_SURRENDER_6_DECKS = "3.6977"
-# GAME.md, rules profiles table: net per unit of initial wager on war win / tie / loss.
+# docs/rules.md, rules profiles table: net per unit of initial wager on war win / tie / loss.
 GAME_MD_WAR_NET = {"ny": (1, 3, -2), "uk": (1, 1, -2), "standard": (1, 2, -2)}
 
 
@@ -82,7 +82,7 @@ def _net(s: WarSettlement) -> Fraction:
     return s.initial.net_per_unit + s.war.net_per_unit
 
 
-# --- exact figures against GAME.md -------------------------------------------
+# --- exact figures against docs/rules.md -------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["standard", "uk", "ny"])
@@ -96,7 +96,7 @@ def test_six_deck_edges_are_game_md_figures(name: str) -> None:
 @pytest.mark.parametrize("name", ["standard", "uk", "ny"])
 @pytest.mark.parametrize("decks", range(1, 9))
 def test_war_edge_is_the_hand_closed_form(name: str, decks: int) -> None:
-    """GAME.md's net per unit (+1 / war tie / −2) in the closed form, for every shoe size."""
+    """docs/rules.md's net per unit (+1 / war tie / −2) in the closed form, for every shoe size."""
     win, tie, lose = (Fraction(v) for v in GAME_MD_WAR_NET[name])
     edges = house_edges(PROFILES[RulesName(name)], decks)
     assert edges.edge_war == war_edge_closed_form(decks, win, tie, lose)
@@ -426,7 +426,7 @@ def test_cli_refuses_unknown_rules(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_simulation_within_four_standard_errors(
     capsys: pytest.CaptureFixture[str], name: str, policy: str, exact_percent: str, seed: int
 ) -> None:
-    """Rounds played through the engine land within 4 standard errors of GAME.md's figures."""
+    """Rounds played through the engine land within 4 standard errors of docs/rules.md's figures."""
     rounds = 4000
     data = _odds_json(
         capsys,
@@ -464,7 +464,7 @@ def test_cli_refuses_no_rounds(capsys: pytest.CaptureFixture[str]) -> None:
 
 # --- variance and standard deviation per unit ------------------------------------
 
-# GAME.md, "net per unit on war win / war tie / war loss", written out independently.
+# docs/rules.md, "net per unit on war win / war tie / war loss", written out independently.
 GAME_MD_WAR_NETS = {"ny": (1, 3, -2), "uk": (1, 1, -2), "standard": (1, 2, -2)}
 
 

@@ -1,4 +1,4 @@
-"""Payload models against MQTT.md: the spec's round record, strictness, numbers and times,
+"""Payload models against docs/feed.md: the spec's round record, strictness, numbers and times,
 burn cards without rank, envelopes and topics, and round trips of generated payloads."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from table_controller.service.envelope import Envelope
 ENV = Envelope(table="war-07", site="main-floor", prefix="casino/main-floor/table/war-07")
 TS = datetime(2025, 3, 1, 20, 15, tzinfo=UTC)
 
-# MQTT.md's round record, its elisions filled in.
+# docs/feed.md's round record, its elisions filled in.
 SPEC_ROUND = """
 {
   "schema": "war-round/1", "id": "rec-1207", "table": "war-07", "site": "main-floor",

@@ -200,7 +200,7 @@ async def test_watch_shows_retained_messages_and_a_live_round(mosquitto: Mosquit
 
 
 def _table_with_a_will(broker: MosquittoBroker, site: str) -> paho.Client:
-    """A table's connection as MQTT.md has it: a retained last will of online:false."""
+    """A table's connection as docs/feed.md has it: a retained last will of online:false."""
     client = paho.Client(CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
     client.will_set(topic("status", site=site), enc(last_will(site=site)), qos=1, retain=True)
     client.connect(broker.host, broker.port)
@@ -427,7 +427,7 @@ def test_a_wrong_password_is_refused(
 
 @contextlib.asynccontextmanager
 async def _amqtt_broker() -> AsyncIterator[int]:
-    """The demo's embedded broker (amqtt), which speaks MQTT 3.1.1 only (MQTT.md)."""
+    """The demo's embedded broker (amqtt), which speaks MQTT 3.1.1 only (docs/feed.md)."""
     from amqtt.broker import Broker
 
     port = free_port()

@@ -1,4 +1,4 @@
-"""PitModel fed with hand-written MQTT.md payloads: views, alerts, duplicates, gaps, bad input."""
+"""PitModel fed with hand-written feed payloads: views, alerts, duplicates, gaps, bad input."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_last_will_turns_a_table_offline() -> None:
     model = _model()
     model.feed(topic("status"), enc(status()))
     assert _view(model).link is Link.ONLINE
-    # MQTT.md: the retained last will publishes online:false on status.
+    # docs/feed.md: the retained last will publishes online:false on status.
     assert model.feed(topic("status"), enc(last_will()))
     assert _view(model).link is Link.OFFLINE
     model.feed(topic("status"), enc(status()))
@@ -176,7 +176,7 @@ def test_alert_raised_then_resolved() -> None:
     view = _view(model)
     assert [a.alert for a in view.open_alerts] == ["a-1", "a-2"]
     assert view.critical_open == 2
-    # MQTT.md: a second message for the same `alert` carries how it was resolved.
+    # docs/feed.md: a second message for the same `alert` carries how it was resolved.
     model.feed(topic("alerts"), enc(alert("a-1", "PAST_POSTING", resolved_by="CONFIRM")))
     assert [a.alert for a in _view(model).open_alerts] == ["a-2"]
     model.feed(topic("alerts"), enc(alert("a-2", "MISREAD", resolved_by="CARD")))
@@ -190,7 +190,7 @@ def _alert_ids(model: PitModel) -> tuple[list[str], list[str]]:
 
 
 def test_alerts_an_instance_left_behind_go_when_its_status_goes_offline() -> None:
-    # The running table A and an intruder B with the same id (MQTT.md: one controller per
+    # The running table A and an intruder B with the same id (docs/feed.md: one controller per
     # table). B's alerts stayed on the pit after B exited; now its last will clears them.
     model = _model()
     model.feed(topic("status"), enc(status(instance="A", msg_id="s-a")))
@@ -253,7 +253,7 @@ def test_device_offline_is_resolved_by_device_online() -> None:
 
 
 def test_warnings_are_notices_not_open_alerts() -> None:
-    # GAME.md: only critical alerts are open until resolved; warnings need no answer.
+    # docs/rules.md: only critical alerts are open until resolved; warnings need no answer.
     model = _model(notices_kept=2)
     for n, code in enumerate(("LATE_WAGER", "WAR_WAGER_MISMATCH", "BROKER_REFUSED")):
         model.feed(topic("alerts"), enc(alert(f"w-{n}", code, "warning")))
@@ -410,7 +410,7 @@ def test_a_pit_started_late_counts_no_gap_before_the_first_event() -> None:
 
 
 def test_a_new_epoch_starts_its_own_count() -> None:
-    # MQTT.md: seq is per table, and epoch is the journal's identity.
+    # docs/feed.md: seq is per table, and epoch is the journal's identity.
     model = _model()
     _events(model, [1, 2, 3], epoch="journal-a")
     _events(model, [1], epoch="journal-b")

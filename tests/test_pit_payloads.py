@@ -1,4 +1,4 @@
-"""Payloads as ../shared/spec/MQTT.md describes them, written by hand for the pit tests.
+"""Payloads as docs/feed.md describes them, written by hand for the pit tests.
 
 They are built from the spec's words and its round record example, not from the
 code that publishes them, so that the pit is checked against the interface.
@@ -14,7 +14,7 @@ SITE = "main-floor"
 TABLE = "war-07"
 TS = "2025-03-01T20:15:00Z"
 
-# The round record example of MQTT.md, with its elisions filled in.
+# The round record example of docs/feed.md, with its elisions filled in.
 ROUND_EXAMPLE = """
 {
   "schema": "war-round/1", "id": "rec-1207", "table": "war-07", "site": "main-floor",
@@ -45,7 +45,7 @@ ROUND_EXAMPLE = """
 
 
 def topic(kind: str, table: str = TABLE, site: str = SITE) -> str:
-    """MQTT.md: topics under `casino/{site}/table/{table}`."""
+    """docs/feed.md: topics under `casino/{site}/table/{table}`."""
     return f"casino/{site}/table/{table}/{kind}"
 
 
@@ -169,7 +169,7 @@ def round_record(
     table: str = TABLE,
     site: str = SITE,
 ) -> dict[str, Any]:
-    """The MQTT.md example, renumbered."""
+    """The docs/feed.md example, renumbered."""
     record: dict[str, Any] = json.loads(ROUND_EXAMPLE)
     record["round_id"] = round_id
     record["id"] = msg_id if msg_id is not None else f"rec-{round_id}"
@@ -179,7 +179,7 @@ def round_record(
 
 
 def void_record(round_id: int, reason: str = "misdeal") -> dict[str, Any]:
-    """GAME.md: VOID_ROUND voids every latched wager: result void, net 0."""
+    """docs/rules.md: VOID_ROUND voids every latched wager: result void, net 0."""
     record = round_record(round_id)
     record["void"] = True
     record["void_reason"] = reason

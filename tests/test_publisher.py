@@ -148,7 +148,7 @@ class Subscriber:
         return [await self.next(within) for _ in range(count)]
 
     async def take_unique(self, count: int, within: float = WAIT_S) -> list[Received]:
-        """``count`` messages, dropping resends by their ``id`` as MQTT.md tells subscribers."""
+        """``count`` messages, dropping resends by their ``id`` as the feed tells subscribers."""
         seen: dict[str, Received] = {}
         async with asyncio.timeout(within):
             while len(seen) < count:

@@ -27,7 +27,7 @@ SHIPPED = shipped_scenarios()
 
 def test_scenarios_are_shipped_with_the_package() -> None:
     names = {p.stem for p in SHIPPED}
-    # One file per alert code of GAME.md's table at least mentions it in an expectation.
+    # One file per alert code of docs/rules.md's table at least mentions it in an expectation.
     codes = [
         "PAST_POSTING",
         "WAGER_REMOVED",

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared by the provisioning scripts (provision-table.sh, provision-pit.sh,
 # provision-recorder.sh, provision-bridge.sh; sourced, not run). It is the ACL
-# generator: the rules of each role (MQTT.md, "Who may do what on the broker")
+# generator: the rules of each role (docs/feed.md, "Who may do what on the broker")
 # are written here and nowhere else.
 #
 # Each account is one line of the broker's password file (mosquitto_passwd)
@@ -33,7 +33,7 @@ die() {
     exit 1
 }
 
-# A table's topics under casino/SITE/table/ID (MQTT.md): the six it publishes,
+# A table's topics under casino/SITE/table/ID (docs/feed.md): the six it publishes,
 # exact leaves, and the two a recorder writes for it to read.
 readonly TABLE_LEAVES=(status state events rounds alerts stats)
 readonly RECORDER_LEAVES=(ack replay)
@@ -42,7 +42,7 @@ readonly RECORDER_LEAVES=(ack replay)
 #   table     writes its own six leaves, nothing deeper and not the bare table
 #             level; reads its own ack and replay, and its own status (a second
 #             controller started as the same table sees the first's retained
-#             status and yields: MQTT.md "One controller per table").
+#             status and yields: docs/feed.md "One controller per table").
 #   pit       reads its site; writes nothing.
 #   recorder  reads its site; writes only ack and replay of its site's tables.
 #   bridge    a site broker's bridge on the central broker: writes the six leaves

@@ -2,7 +2,7 @@
 # provision-table.sh [--rotate | --remove] SITE TABLE_ID [SECRET_FILE]
 #
 # On the pit broker: create or update table TABLE_ID's MQTT account. Its
-# username is the table id and its client id (MQTT.md); it may write only its
+# username is the table id and its client id (docs/feed.md); it may write only its
 # six topics under casino/SITE/table/TABLE_ID (exact leaves: status, state,
 # events, rounds, alerts, stats) and read only its own ack, replay and status
 # (table_rules in provision-lib.sh; pit-broker.acl says why the rule is spelled

@@ -1,4 +1,4 @@
-"""The dealer console's frames (DEVICES.md, "Dealer console").
+"""The dealer console's frames (docs/devices.md, "Dealer console").
 
 Console → controller (reports)::
 
@@ -39,7 +39,7 @@ from drivers.lineframe.codec import (
 
 
 class ConsoleAction(StrEnum):
-    """The buttons of the dealer console (DEVICES.md, ``BTN`` actions)."""
+    """The buttons of the dealer console (docs/devices.md, ``BTN`` actions)."""
 
     SHUFFLED = "SHUFFLED"
     DEALER = "DEALER"
@@ -74,7 +74,7 @@ _ARG_NAMES = {
 
 
 class NakReason(StrEnum):
-    """The refusal codes DEVICES.md names; ``NAK`` accepts any code of the same form."""
+    """The refusal codes docs/devices.md names; ``NAK`` accepts any code of the same form."""
 
     NOT_NOW = "NOT_NOW"
     NO_WAR_WAGER = "NO_WAR_WAGER"
@@ -103,7 +103,7 @@ class ButtonFrame(LineFrame):
     """Button press number ``k``; ``arg`` as sent, None for actions without one.
 
     A press whose action is unknown, or whose argument is missing or extra, is
-    still a press: DEVICES.md gives every press exactly one ``ACK`` or ``NAK``, so
+    still a press: docs/devices.md gives every press exactly one ``ACK`` or ``NAK``, so
     it goes on to be refused (``UNKNOWN_ACTION``, ``BAD_ARGUMENT``) rather than
     dropped with no answer. ``action`` is then the text the console sent.
     """

@@ -1,6 +1,6 @@
 """The dealer console's link rules, sans I/O: presses, restarts, heartbeat.
 
-DEVICES.md, "Dealer console": every press gets exactly one ``ACK`` or ``NAK``;
+docs/devices.md, "Dealer console": every press gets exactly one ``ACK`` or ``NAK``;
 a press whose ``k`` was already answered (sent again after a reconnect) gets
 the same answer again and is not acted on twice — which answer is the game's
 business, so every press that arrives is handed on, repeats included. A

@@ -1,4 +1,4 @@
-"""Playing cards as the shoe and the console write them (DEVICES.md, "Line framing").
+"""Playing cards as the shoe and the console write them (docs/devices.md, "Line framing").
 
 A card is written rank then suit: rank ``2``–``9``, ``T``, ``J``, ``Q``, ``K``,
 ``A``; suit ``C``, ``D``, ``H``, ``S`` (``TD`` is the ten of diamonds). Ranks

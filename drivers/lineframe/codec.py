@@ -1,6 +1,6 @@
 """The ``$BODY*CS\\r\\n`` line codec shared by the shoe and the dealer console.
 
-DEVICES.md, "Line framing": BODY is comma-separated printable ASCII, CS two
+docs/devices.md, "Line framing": BODY is comma-separated printable ASCII, CS two
 upper-case hex digits, the XOR of every byte of BODY (as NMEA 0183), at most 96
 bytes a frame. A receiver skips bytes up to ``$`` and drops (and counts) frames
 with a bad checksum, over-long or unknown ones; it never crashes or stalls on
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Self, TypeVar
 from drivers.errors import FrameError
 
 MAX_FRAME_BYTES = 96
-"""DEVICES.md: at most 96 bytes a frame, from ``$`` to ``\\n`` inclusive."""
+"""docs/devices.md: at most 96 bytes a frame, from ``$`` to ``\\n`` inclusive."""
 
 FRAME_OVERHEAD_BYTES = len("$*00\r\n")
 MAX_BODY_BYTES = MAX_FRAME_BYTES - FRAME_OVERHEAD_BYTES
@@ -104,7 +104,7 @@ class LineFrame:
 
 
 class CountFrame(LineFrame):
-    """A frame whose one field is a counter: ``$TAG,<count>`` (DEVICES.md: MISREAD,
+    """A frame whose one field is a counter: ``$TAG,<count>`` (docs/devices.md: MISREAD,
     COVER, RESEND, ACK and the console's STATUS).
 
     Subclasses are frozen slotted dataclasses with that one field; ``COUNT`` is its

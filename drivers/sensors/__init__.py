@@ -1,4 +1,4 @@
-"""The bet-sensor board (DEVICES.md, "Bet sensor board"): codec, pyusb backend, driver.
+"""The bet-sensor board (docs/devices.md, "Bet sensor board"): codec, pyusb backend, driver.
 
 ``frames`` encodes and decodes the reports, ``protocol`` turns reports into
 snapshots, ``url`` reads the board's URL, ``simusb`` is the pyusb backend for

@@ -19,7 +19,7 @@ Events (all frozen dataclasses, see :mod:`drivers.sensors.protocol`):
   the last report produce nothing;
 * :class:`BoardOnline` once the board is found, opened and reporting;
 * :class:`BoardOffline` once when it is lost: ``ENODEV`` (unplugged), no valid
-  report for ``heartbeat_timeout_s`` (3 s, DEVICES.md / GAME.md
+  report for ``heartbeat_timeout_s`` (3 s, docs/devices.md / docs/rules.md
   ``DEVICE_OFFLINE``), repeated USB errors, or not found at start.
 
 While offline the worker looks for the board again by VID:PID (and the pinned
@@ -49,7 +49,7 @@ from drivers.sensors.worker import DONE, BoardWorker
 __all__ = ["SensorBoardClient", "SensorLinkStats", "SensorUrl", "parse_sensor_url"]
 
 HEARTBEAT_TIMEOUT_S = 3.0
-"""No valid report for this long and the board counts as offline (GAME.md, DEVICE_OFFLINE)."""
+"""No valid report for this long and the board counts as offline (docs/rules.md, DEVICE_OFFLINE)."""
 
 RECONNECT_MIN_S = 0.1
 RECONNECT_MAX_S = 2.0
@@ -219,7 +219,7 @@ class SensorBoardClient(AsyncResource):
             await self._available.wait()
 
     async def set_lights(self, mask: int) -> bool:
-        """Light these spots on the layout (LIGHTS, DEVICES.md).
+        """Light these spots on the layout (LIGHTS, docs/devices.md).
 
         Returns True once the board has taken the report, False when the board
         is offline: the mask is kept and sent again whenever the board returns.

@@ -1,4 +1,4 @@
-"""Codec of the bet-sensor board's reports (DEVICES.md, "Bet sensor board").
+"""Codec of the bet-sensor board's reports (docs/devices.md, "Bet sensor board").
 
 Pure functions over bytes: no I/O, no asyncio, shared by the driver and the
 simulated board. Every integer is little-endian.
@@ -39,7 +39,7 @@ SPOT_BITS = POSITIONS * SPOTS_PER_POSITION
 SPOT_MASK = (1 << SPOT_BITS) - 1
 
 MAX_VALUES_PER_REPORT = 12
-"""DEVICES.md: a VALUES report carries at most 12 spots; more are split over several."""
+"""docs/devices.md: a VALUES report carries at most 12 spots; more are split over several."""
 
 MAX_CENTS = 0xFFFF_FFFF
 
@@ -66,7 +66,7 @@ class Spot(IntEnum):
 
 
 def spot_bit(position: int, spot: int) -> int:
-    """Bit index of a spot: ``(position − 1) × 3 + spot`` (DEVICES.md)."""
+    """Bit index of a spot: ``(position − 1) × 3 + spot`` (docs/devices.md)."""
     if not 1 <= position <= POSITIONS:
         raise ValueError(f"position must be 1–{POSITIONS}, not {position}")
     if not 0 <= spot < SPOTS_PER_POSITION:
@@ -153,7 +153,7 @@ def _body_and_padding(data: bytes, length: int, what: str) -> None:
 
 
 def parse_in_report(data: bytes | bytearray | memoryview) -> InReport:
-    """Decode one IN packet; raise :class:`BadReport` for anything DEVICES.md does not allow."""
+    """Decode one IN packet; raise :class:`BadReport` for anything the protocol does not allow."""
     raw = bytes(data)
     if not raw:
         raise BadReport("empty report", raw)

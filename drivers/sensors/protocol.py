@@ -1,4 +1,4 @@
-"""From the board's reports to what the table needs to know (DEVICES.md, "Bet sensor board").
+"""From the board's reports to what the table needs to know (docs/devices.md, "Bet sensor board").
 
 Pure: the client feeds every report it reads into a :class:`SnapshotAssembler`
 and forwards the snapshots it returns. No I/O, no clock.
@@ -21,7 +21,7 @@ class SpotsSnapshot:
     came with it. It is ``None`` whenever the values are not known: from a
     presence-only board (one that has not sent VALUES on this connection), and
     from an RFID board whose SPOTS report of a new ``seq`` came without VALUES
-    of that ``seq`` (DEVICES.md: such a snapshot "leaves every value unknown").
+    of that ``seq`` (docs/devices.md: such a snapshot "leaves every value unknown").
     """
 
     seq: int
@@ -67,7 +67,7 @@ SensorEvent = SpotsSnapshot | BoardOnline | BoardOffline
 class SnapshotAssembler:
     """Builds snapshots from one connection's reports and says when they change.
 
-    DEVICES.md: the VALUES reports of a change precede its SPOTS report and
+    docs/devices.md: the VALUES reports of a change precede its SPOTS report and
     share its ``seq``; several VALUES reports of one ``seq`` together are the
     full snapshot of values. So VALUES are gathered per ``seq`` and take effect
     only with the SPOTS report of that same ``seq``; a SPOTS report of a new

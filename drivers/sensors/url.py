@@ -1,7 +1,7 @@
 """Sensor-board URLs: ``usb://VID:PID[?serial=…]`` and ``simusb://host:port[?serial=…]``.
 
 ``usb://VID:PID`` (hex) names the real board through libusb; ``usb://`` alone
-means ``usb://1209:0001``, DEVICES.md's default. ``simusb://host:port`` names a
+means ``usb://1209:0001``, docs/devices.md's default. ``simusb://host:port`` names a
 simulated board or test rig over TCP (the :mod:`drivers.sensors.simusb` backend).
 
 ``?serial=…`` pins the board's serial number (its USB ``iSerialNumber``

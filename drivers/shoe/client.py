@@ -72,5 +72,5 @@ class ShoeClient(LineClient[ShoeReport, ShoeCommand, ShoeEvent]):
 
     @property
     def corrupt_frames(self) -> int:
-        """Frames dropped as implausible: a good checksum on impossible numbers (DEVICES.md)."""
+        """Frames dropped as implausible: good checksum, impossible numbers (docs/devices.md)."""
         return self.protocol.corrupt

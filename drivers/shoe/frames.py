@@ -1,4 +1,4 @@
-"""The card-reading shoe's frames (DEVICES.md, "Card-reading shoe").
+"""The card-reading shoe's frames (docs/devices.md, "Card-reading shoe").
 
 Shoe → controller (reports)::
 

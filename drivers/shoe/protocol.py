@@ -1,13 +1,13 @@
 """The shoe's link rules, sans I/O: reads in order exactly once, gaps, reboots, heartbeat.
 
-DEVICES.md, "Card-reading shoe":
+docs/devices.md, "Card-reading shoe":
 
 - Every card passing the reader takes the next read number ``n``. Reads are
   handed on in read-number order, each exactly once: a repeated ``n`` is
   ignored; a gap (a skipped ``n``, or a ``STATUS``/``HELLO`` whose last ``n`` is
   ahead of what arrived) is asked for with ``RESEND,<first missing>`` and the
   later reads are held until it is filled.
-- A resend that has not filled its gap within 1 s is given up (GAME.md,
+- A resend that has not filled its gap within 1 s is given up (docs/rules.md,
   ``SHOE_READ_GAP``): :class:`ReadsLost` with reason ``resend_timeout``, then the
   held reads go on.
 - The controller resumes from the last ``n`` it journaled (``last_n``): it asks
@@ -25,7 +25,7 @@ DEVICES.md, "Card-reading shoe":
   is dropped and counted in :attr:`ShoeProtocol.corrupt`: never acted on, not a
   heartbeat, and no gap of its own (a read it may have carried is asked for
   when a later read, ``STATUS`` or ``HELLO`` shows it missing).
-- No ``STATUS`` for 3 s: the session is dropped as silent (GAME.md, ``DEVICE_OFFLINE``).
+- No ``STATUS`` for 3 s: the session is dropped as silent (docs/rules.md, ``DEVICE_OFFLINE``).
 """
 
 from __future__ import annotations
@@ -49,11 +49,11 @@ from drivers.shoe.frames import (
 )
 
 RESEND_WINDOW = 64
-"""DEVICES.md: the shoe keeps its last 64 reads; a read further ahead than that of what
+"""docs/devices.md: the shoe keeps its last 64 reads; a read further ahead than that of what
 the shoe itself said is not plausible."""
 
 RESEND_TIMEOUT_S = 1.0
-"""GAME.md, SHOE_READ_GAP: a gap that a resend did not fill within 1 s."""
+"""docs/rules.md, SHOE_READ_GAP: a gap that a resend did not fill within 1 s."""
 
 INFO_RETRY_S = 1.0
 """Ask ``$INFO`` again this often until a ``HELLO`` arrives (a lost HELLO must not leave
@@ -75,7 +75,7 @@ class CardDrawn:
 
 @dataclass(frozen=True, slots=True)
 class CardMisread:
-    """Read ``n`` passed the reader but was not recognised (GAME.md, ``MISREAD``)."""
+    """Read ``n`` passed the reader but was not recognised (docs/rules.md, ``MISREAD``)."""
 
     n: int
 
@@ -111,7 +111,7 @@ class ShoeOffline:
 
 @dataclass(frozen=True, slots=True)
 class ReadsLost:
-    """Reads that will never be delivered (GAME.md, ``SHOE_READ_GAP``).
+    """Reads that will never be delivered (docs/rules.md, ``SHOE_READ_GAP``).
 
     ``resend_timeout``: reads ``first_missing``..``last_missing`` were asked for
     again and did not come within 1 s; the reads after them go on.
@@ -182,7 +182,7 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
         self.duplicates = 0
         """Reads received again (after a resend, or repeated by the shoe) and ignored."""
         self.corrupt = 0
-        """Frames with a good checksum but implausible numbers, dropped (DEVICES.md)."""
+        """Frames with a good checksum but implausible numbers, dropped (docs/devices.md)."""
 
     @property
     def taken(self) -> int:
@@ -233,7 +233,7 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
         return out.step()
 
     def _plausible(self, frame: ShoeReport) -> bool:
-        """DEVICES.md, frame plausibility: what two flips of one bit could have made."""
+        """docs/devices.md, frame plausibility: what two flips of one bit could have made."""
         if isinstance(frame, StatusFrame):
             # The counter cannot go back without a HELLO announcing a reboot.
             return frame.last_n >= self._taken
@@ -270,7 +270,7 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
         return min(times) if times else None
 
     def _restart_count(self, last_n: int, out: _Out) -> None:
-        """The shoe rebooted: its numbering starts again at 1 (DEVICES.md)."""
+        """The shoe rebooted: its numbering starts again at 1 (docs/devices.md)."""
         out.events.append(ReadsLost(self._taken + 1, ReadsLostReason.SHOE_REBOOTED))
         self._taken = 0
         self._known_last = last_n

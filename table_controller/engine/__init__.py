@@ -3,7 +3,7 @@
 May import: nothing of ours and nothing that does I/O (no serial, usb, asyncio,
 sqlite3, socket, MQTT, pydantic); ``tests/test_layering.py`` checks it.
 
-``RoundEngine(setup).feed(input) -> outputs`` is the whole game (GAME.md,
+``RoundEngine(setup).feed(input) -> outputs`` is the whole game (docs/rules.md,
 9 NYCRR §5324.22): no I/O, no clock, no exceptions on any input. The service
 journals each input (``input_to_json``), feeds it here, and carries out the
 outputs: events, console answers and lines, lights, round records.

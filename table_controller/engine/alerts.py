@@ -1,4 +1,4 @@
-"""Alerts and holds (GAME.md "What the controller must catch").
+"""Alerts and holds (docs/rules.md "What the controller must catch").
 
 Every alert is journaled and published as an ``alert`` event; a critical one
 holds the round until it is resolved, and while held nothing is settled.
@@ -16,7 +16,7 @@ from table_controller.engine.inputs import DeviceName
 from table_controller.engine.outputs import ConsoleShow, EventType
 from table_controller.engine.table import Table
 
-# GAME.md's alert table: the severity of each code (SENSOR_FAULT depends on the spot).
+# docs/rules.md's alert table: the severity of each code (SENSOR_FAULT depends on the spot).
 SEVERITY: Final[dict[AlertCode, Severity]] = {
     AlertCode.PAST_POSTING: Severity.CRITICAL,
     AlertCode.WAGER_REMOVED: Severity.CRITICAL,
@@ -35,7 +35,7 @@ SEVERITY: Final[dict[AlertCode, Severity]] = {
     AlertCode.SHOE_FAULT: Severity.CRITICAL,
     AlertCode.NO_MORE_BETS_MISSING: Severity.WARNING,
 }
-# The wager alerts that compare a spot with its latched amount (GAME.md).
+# The wager alerts that compare a spot with its latched amount (docs/rules.md).
 WAGER_ALERTS: Final = frozenset(
     {AlertCode.PAST_POSTING, AlertCode.WAGER_REMOVED, AlertCode.WAGER_UNVERIFIED}
 )
@@ -74,7 +74,7 @@ def raise_alert(
     # journal replay rebuilds, and the input time.
     alert_id = f"A{t.alerts_raised}-{t.at.astimezone(UTC):%Y%m%dT%H%M%SZ}"
     sev = severity or SEVERITY[code]
-    # GAME.md: an alert belongs to the round open when it was raised.
+    # docs/rules.md: an alert belongs to the round open when it was raised.
     a = Alert(alert_id, code, sev, message, t.round_id, position, spot, n, device)
     t.round.alert_ids.append(alert_id)
     counts = dict(t.stats.alerts_by_code)
@@ -82,7 +82,7 @@ def raise_alert(
     t.stats = replace(t.stats, alerts_by_code=tuple(sorted(counts.items())))
     alert_event(t, a, None)
     if sev is Severity.CRITICAL:
-        # GAME.md: only critical alerts are open until resolved; they hold the round.
+        # docs/rules.md: only critical alerts are open until resolved; they hold the round.
         t.open_alerts.append(a)
         where = f" P{position}" if position is not None else ""
         t.out.append(ConsoleShow(f"HOLD {code.value}{where}"))
@@ -115,7 +115,7 @@ def check_limits(t: Table, position: int, spot: SpotKind, amount: int | None) ->
     if amount is None:
         return
     limits = t.setup.limits
-    # GAME.md: the war wager uses the initial limits, war_tie the tie limits.
+    # docs/rules.md: the war wager uses the initial limits, war_tie the tie limits.
     pair = limits.initial if spot in (SpotKind.INITIAL, SpotKind.WAR) else limits.tie
     if pair is None or pair[0] <= amount <= pair[1]:
         return
@@ -129,7 +129,7 @@ def check_limits(t: Table, position: int, spot: SpotKind, amount: int | None) ->
 
 
 def sensor_fault(t: Table, position: int, spot: SpotKind, *, critical: bool) -> None:
-    """SENSOR_FAULT: critical when the spot plays (GAME.md), once while open."""
+    """SENSOR_FAULT: critical when the spot plays (docs/rules.md), once while open."""
     if critical and open_alerts(t, AlertCode.SENSOR_FAULT, position, spot):
         return
     raise_alert(

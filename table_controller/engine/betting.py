@@ -3,7 +3,7 @@
 While betting, chips come and go freely. ``latch`` closes the bets: a
 position plays when its initial spot holds chips (§(h)(3)(i)). From then on
 every spot of the layout is guarded, and every sensor snapshot is compared
-with the **latched** amounts, never only with the snapshot before (GAME.md):
+with the **latched** amounts, never only with the snapshot before (docs/rules.md):
 a change that arrives in several snapshots, or across one that did not know
 a value, is still caught.
 """
@@ -74,7 +74,7 @@ def latch(t: Table, by: LatchedBy) -> None:
         initial = spot_bit(p, SPOT_INITIAL)
         tie = initial + SPOT_TIE
         if (fault >> initial) & 1:
-            # GAME.md rule 3: a faulty initial-spot sensor at the latch closes the
+            # docs/rules.md rule 3: a faulty initial-spot sensor at the latch closes the
             # position: the controller cannot vouch for what it holds.
             rnd.closed.append(p)
         elif (present >> initial) & 1:
@@ -90,13 +90,13 @@ def latch(t: Table, by: LatchedBy) -> None:
     rnd.plan_i = 0
     t.phase = Phase.DEALING
     t.emit(EventType.BETS_CLOSED, {"by": by, "positions": list(rnd.hands)})
-    # GAME.md rule 2: the dealer sees the order of the deal, and the layout
+    # docs/rules.md rule 2: the dealer sees the order of the deal, and the layout
     # lights the initial spots in play until the dealer's card is placed.
     order = " ".join([f"P{p}" for p in rnd.hands] + ["D"])
     t.out.append(ConsoleShow(f"deal {order}"))
     t.out.append(SetLights(lights))
     for p in rnd.closed:
-        # GAME.md rule 3: critical; CONFIRM (the chips returned) or VOID_ROUND.
+        # docs/rules.md rule 3: critical; CONFIRM (the chips returned) or VOID_ROUND.
         sensor_fault(t, p, SpotKind.INITIAL, critical=True)
         t.out.append(ConsoleShow(f"P{p} closed: sensor fault"))
     limits = t.setup.limits
@@ -118,7 +118,7 @@ def latch(t: Table, by: LatchedBy) -> None:
 
 
 def unknown_at_latch(t: Table, position: int, spot: int) -> None:
-    """GAME.md WAGER_UNVERIFIED: a board that reports values did not report this wager's.
+    """docs/rules.md WAGER_UNVERIFIED: a board that reports values did not report this wager's.
 
     No snapshot can show a latched amount that was never known, so only the
     dealer's CONFIRM resolves it; the wager settles with its amount unknown.
@@ -135,7 +135,7 @@ def unknown_at_latch(t: Table, position: int, spot: int) -> None:
 
 
 def in_play_lights(t: Table) -> int:
-    """The initial spots of the positions still to be dealt their card (GAME.md rule 2)."""
+    """The initial spots of the positions still to be dealt their card (docs/rules.md rule 2)."""
     mask = 0
     for h in t.round.hands.values():
         if not h.skipped:
@@ -152,9 +152,9 @@ def guard(t: Table, position: int, spot: int) -> tuple[Guard, int | None, SpotKi
     hand = rnd.hands.get(position)
     if hand is None or hand.skipped:
         if position in rnd.closed or hand is not None:
-            # A closed or skipped position's chips are returned (GAME.md rule 3).
+            # A closed or skipped position's chips are returned (docs/rules.md rule 3).
             return Guard.FREE, None, name
-        # §(h)(3)(iii), GAME.md: chips on a non-playing position join the next round.
+        # §(h)(3)(iii), docs/rules.md: chips on a non-playing position join the next round.
         return Guard.LATE, None, name
     settled = rnd.original_settled
     if spot == SPOT_INITIAL:
@@ -179,11 +179,11 @@ def guard(t: Table, position: int, spot: int) -> tuple[Guard, int | None, SpotKi
                 return Guard.OPEN, None, SpotKind.WAR_TIE
         # Settled at the original deal, or the war-tie window of tie_decision.
         return Guard.FREE, None, name
-    # The war spot: no wager until the decision; free while deciding (GAME.md rule 5).
+    # The war spot: no wager until the decision; free while deciding (docs/rules.md rule 5).
     if not settled:
         return Guard.OPEN, None, name
     if hand.decision is Decision.WAR and hand.war is not None:
-        # GAME.md rule 5, §(g)(2): from the WAR press on the war wager is guarded
+        # docs/rules.md rule 5, §(g)(2): from the WAR press on the war wager is guarded
         # like any wager in action.
         return Guard.LATCHED, hand.war.amount, name
     return Guard.FREE, None, name
@@ -228,7 +228,7 @@ def on_spots(t: Table, inp: SpotsChanged) -> None:
 
     §(g)(2): once wagers are latched no player may handle, remove or alter a
     wager until it is decided, so each guarded spot is compared with its
-    latched state (GAME.md "latched amount").
+    latched state (docs/rules.md "latched amount").
     """
     nbits = t.setup.positions * SPOTS_PER_POSITION
     mask = (1 << nbits) - 1
@@ -277,7 +277,7 @@ def on_spots(t: Table, inp: SpotsChanged) -> None:
         if (check >> b) & 1:
             _check_spot(t, prev, b, bool((new_faults >> b) & 1))
     if t.sensors_check_due and (values is not None or not known_amounts(t)):
-        # GAME.md: the board is back once its first complete snapshot was compared.
+        # docs/rules.md: the board is back once its first complete snapshot was compared.
         t.sensors_check_due = False
         sensors_back(t)
 
@@ -288,7 +288,7 @@ def sensors_back(t: Table) -> None:
         a for a in t.open_alerts if a.code is AlertCode.DEVICE_OFFLINE and a.device == "sensors"
     ]
     raise_alert(t, AlertCode.DEVICE_ONLINE, "sensors is back", device="sensors")
-    # A device alert resolves itself when the device is back (GAME.md).
+    # A device alert resolves itself when the device is back (docs/rules.md).
     resolve(t, offline, ResolvedBy.DEVICE_ONLINE)
 
 
@@ -297,7 +297,7 @@ def _check_spot(t: Table, prev: Spots, bit: int, new_fault: bool) -> None:
     spots = t.spots
     kind, amount, name = guard(t, position, spot)
     if new_fault:
-        # GAME.md: SENSOR_FAULT is critical if the spot plays.
+        # docs/rules.md: SENSOR_FAULT is critical if the spot plays.
         sensor_fault(t, position, name, critical=kind is Guard.LATCHED)
     now = bool((spots.present >> bit) & 1)
     if kind is Guard.FREE:
@@ -319,11 +319,11 @@ def _check_spot(t: Table, prev: Spots, bit: int, new_fault: bool) -> None:
     diff = _difference(kind, amount, now, spots.value(bit), rnd.valued)
     before = rnd.differences.get(bit)
     if diff == before:
-        # Unchanged since last raised (or confirmed): not raised again (GAME.md).
+        # Unchanged since last raised (or confirmed): not raised again (docs/rules.md).
         return
     if diff is None:
         del rnd.differences[bit]
-        # GAME.md: WAGER_UNVERIFIED resolves itself once the latched amount shows again.
+        # docs/rules.md: WAGER_UNVERIFIED resolves itself once the latched amount shows again.
         unverified = open_alerts(t, AlertCode.WAGER_UNVERIFIED, position, name)
         resolve(t, unverified, ResolvedBy.SNAPSHOT)
         return
@@ -354,5 +354,5 @@ def war_wager_at_press(t: Table, hand: Hand) -> None:
     if t.round.valued and hand.war.amount is None:
         unknown_at_latch(t, hand.position, SPOT_WAR)
     if t.spots.faulty(bit):
-        # GAME.md: SENSOR_FAULT is critical when the spot plays; the war spot plays now.
+        # docs/rules.md: SENSOR_FAULT is critical when the spot plays; the war spot plays now.
         sensor_fault(t, hand.position, SpotKind.WAR, critical=True)

@@ -1,4 +1,4 @@
-"""The dealer console's presses (DEVICES.md, GAME.md rules 1-5).
+"""The dealer console's presses (docs/devices.md, docs/rules.md rules 1-5).
 
 Every press gets exactly one answer, ``ACK`` or ``NAK`` with a reason; a
 press already answered gets the same answer again, acted on once.
@@ -34,7 +34,7 @@ from table_controller.engine.rounds import DEVICE_ALERTS, void_round
 from table_controller.engine.table import CONSOLE_MEMORY, Hand, Shoe, Table
 from table_controller.engine.war import decide
 
-# GAME.md: CONFIRM resolves every open alert but these: a misread needs the
+# docs/rules.md: CONFIRM resolves every open alert but these: a misread needs the
 # card keyed in, a foreign card can only be voided, and the device alerts
 # resolve themselves.
 NOT_CONFIRMABLE: Final = frozenset({AlertCode.MISREAD, AlertCode.FOREIGN_CARD}) | DEVICE_ALERTS
@@ -53,7 +53,7 @@ def _position(t: Table, arg: str | None) -> int | None:
 
 
 def press_shuffled(t: Table, arg: str | None) -> Refusal | None:
-    # §(h)(1), GAME.md rule 1: accepted only between rounds (no wagers latched).
+    # §(h)(1), docs/rules.md rule 1: accepted only between rounds (no wagers latched).
     if t.round.latched:
         return Refusal.NOT_NOW
     number = t.shoe.number + 1
@@ -72,7 +72,7 @@ def press_dealer(t: Table, arg: str | None) -> Refusal | None:
     if t.round.latched:
         return Refusal.NOT_NOW
     if dealer == t.dealer:
-        # GAME.md rule 1: the dealer already signed in is no new dealer: no burn.
+        # docs/rules.md rule 1: the dealer already signed in is no new dealer: no burn.
         return None
     t.dealer = dealer
     # §(h)(1): each new dealer discards one burn card before dealing; a flag,
@@ -87,7 +87,7 @@ def press_no_more_bets(t: Table, arg: str | None) -> Refusal | None:
         return Refusal.NOT_NOW
     sensors = t.devices["sensors"]
     if sensors.seen and not sensors.online:
-        # GAME.md rule 2: never latch a snapshot the board can no longer vouch for.
+        # docs/rules.md rule 2: never latch a snapshot the board can no longer vouch for.
         return Refusal.DEVICE_OFFLINE
     if not anyone_playing(t):
         return Refusal.NO_WAGERS
@@ -117,7 +117,7 @@ def press_war(t: Table, arg: str | None) -> Refusal | None:
     hand = _tied_undecided(t, arg)
     if isinstance(hand, Refusal):
         return hand
-    # §(i)(5), GAME.md rule 5: the dealer confirms the placement of the war wager.
+    # §(i)(5), docs/rules.md rule 5: the dealer confirms the placement of the war wager.
     if not (t.spots.present >> spot_bit(hand.position, SPOT_WAR)) & 1:
         return Refusal.NO_WAR_WAGER
     decide(t, hand, Decision.WAR)
@@ -152,7 +152,7 @@ def press_card(t: Table, arg: str | None) -> Refusal | None:
 
 def press_confirm(t: Table, arg: str | None) -> Refusal | None:
     shoe_ok = t.devices["shoe"].status == SHOE_OK
-    # GAME.md: a SHOE_FAULT is confirmed only once the shoe reports OK again.
+    # docs/rules.md: a SHOE_FAULT is confirmed only once the shoe reports OK again.
     confirmable = [
         a
         for a in t.open_alerts
@@ -174,7 +174,7 @@ def press_void(t: Table, arg: str | None) -> Refusal | None:
 
 
 def press_skip(t: Table, arg: str | None) -> Refusal | None:
-    """GAME.md rule 3, §(h)(3)(iii): the dealer dealt no card to this position."""
+    """docs/rules.md rule 3, §(h)(3)(iii): the dealer dealt no card to this position."""
     rnd = t.round
     if t.phase is not Phase.DEALING or rnd.next_due() is None:
         # Only during the original deal, before the dealer's card has been placed.
@@ -210,7 +210,7 @@ ACTIONS: Final[dict[ConsoleAction, Press]] = {
     ConsoleAction.SKIP: press_skip,
 }
 BY_NAME: Final[dict[str, Press]] = {a.value: press for a, press in ACTIONS.items()}
-# DEVICES.md: these buttons carry no argument.
+# docs/devices.md: these buttons carry no argument.
 NO_ARGUMENT: Final = frozenset(
     {
         ConsoleAction.SHUFFLED,
@@ -223,7 +223,7 @@ NO_ARGUMENT: Final = frozenset(
 
 def on_press(t: Table, inp: ConsolePress) -> None:
     if inp.k <= t.answers_top and inp.k in t.answers:
-        # DEVICES.md: a press already answered gets the same answer, once acted on.
+        # docs/devices.md: a press already answered gets the same answer, once acted on.
         t.out.append(ConsoleReply(inp.k, t.answers[inp.k]))
         return
     if inp.k <= t.answers_floor:
@@ -235,7 +235,7 @@ def on_press(t: Table, inp: ConsolePress) -> None:
     if action is None:
         reason = Refusal.UNKNOWN_ACTION
     elif inp.arg is not None and inp.action in NO_ARGUMENT:
-        # DEVICES.md: a button that takes no argument sent one: not pressed as meant.
+        # docs/devices.md: a button that takes no argument sent one: not pressed as meant.
         reason = Refusal.BAD_ARGUMENT
     else:
         reason = action(t, inp.arg)
@@ -249,7 +249,7 @@ def on_press(t: Table, inp: ConsolePress) -> None:
 
 
 def on_renumbered(t: Table, inp: PressesRenumbered) -> None:
-    # DEVICES.md: the console's numbering starts again; old answers are forgotten.
+    # docs/devices.md: the console's numbering starts again; old answers are forgotten.
     t.answers = {}
     t.answers_floor = 0
     t.answers_top = 0

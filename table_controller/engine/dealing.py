@@ -36,7 +36,7 @@ from table_controller.engine.outputs import ConsoleShow, EventType, SetLights
 from table_controller.engine.rounds import enter_shuffle_due, finish_round
 from table_controller.engine.table import Table
 
-# DEVICES.md: the shoe keeps its last 64 reads, so no gap a driver reports is longer.
+# docs/devices.md: the shoe keeps its last 64 reads, so no gap a driver reports is longer.
 MAX_LOST_READS: Final = 64
 
 
@@ -50,7 +50,7 @@ def card_event(t: Table, slot: CardSlot, *, moved: bool = False) -> None:
         "source": slot.source,
     }
     if moved:
-        # GAME.md rule 3: a card moved one place on by SKIP, published again.
+        # docs/rules.md rule 3: a card moved one place on by SKIP, published again.
         data["moved"] = True
     t.emit(EventType.CARD, data)
 
@@ -101,10 +101,10 @@ def on_cover(t: Table, inp: CoverRead) -> None:
 
 def on_gap(t: Table, inp: ReadGap) -> None:
     if inp.reason == REASON_SHOE_REBOOTED:
-        # The shoe's counter started again (DEVICES.md): the next reads are 1, 2, ...
+        # The shoe's counter started again (docs/devices.md): the next reads are 1, 2, ...
         t.last_read_n = 0
         if t.round.latched:
-            # DEVICES.md: with wagers latched, reads may have been lost in the reboot.
+            # docs/devices.md: with wagers latched, reads may have been lost in the reboot.
             raise_alert(
                 t,
                 AlertCode.SHOE_READ_GAP,
@@ -112,7 +112,7 @@ def on_gap(t: Table, inp: ReadGap) -> None:
                 n=inp.first_missing,
             )
         return
-    # GAME.md: a gap a resend did not fill is SHOE_READ_GAP, whatever the phase.
+    # docs/rules.md: a gap a resend did not fill is SHOE_READ_GAP, whatever the phase.
     first = max(inp.first_missing, t.last_read_n + 1)
     last = inp.last_missing if inp.last_missing is not None else inp.first_missing
     last = min(last, first + MAX_LOST_READS - 1)
@@ -189,11 +189,11 @@ def take_read(t: Table, n: int, card: str | None) -> None:
         )
         discard(t, n, card, why)
     if foreign:
-        # A foreign card stays recorded where it was dealt (GAME.md): say where.
+        # A foreign card stays recorded where it was dealt (docs/rules.md): say where.
         cards = rnd.cards
         taken = cards[-1] if cards and cards[-1].n == n else None
         # §(h)(1): a burn card's rank is revealed to no one, not even in an alert.
-        # GAME.md: a card set aside may be a burn drawn early: no rank either.
+        # docs/rules.md: a card set aside may be a burn drawn early: no rank either.
         hidden = taken is None or taken.role in BURN_ROLES
         shown = "a card" if taken is None else "a burn card" if hidden else card
         raise_alert(
@@ -208,7 +208,7 @@ def take_read(t: Table, n: int, card: str | None) -> None:
 def discard(t: Table, n: int, card: str | None, why: str) -> None:
     """A card read when none is due: set aside, dealt to no one (UNEXPECTED_CARD).
 
-    GAME.md: it may be a burn card drawn early, so no live feed names its rank
+    docs/rules.md: it may be a burn card drawn early, so no live feed names its rank
     (§(h)(1)); only the round record holds it.
     """
     t.round.discards.append((n, card))
@@ -227,7 +227,7 @@ def deal(t: Table, n: int, card: str | None) -> None:
     rnd.deal_started = True
     card_event(t, slot)
     if role is Role.DEALER:
-        # GAME.md rule 2: the spots in play are lit until the dealer's card is placed.
+        # docs/rules.md rule 2: the spots in play are lit until the dealer's card is placed.
         t.out.append(SetLights(0))
     if pending:
         where = f"P{position}" if position is not None else "the dealer"

@@ -1,4 +1,4 @@
-"""The devices' links and conditions, and the broker's refusals (GAME.md alerts table)."""
+"""The devices' links and conditions, and the broker's refusals (docs/rules.md alerts table)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from table_controller.engine.inputs import (
 )
 from table_controller.engine.table import Table
 
-# MQTT.md: at most one BROKER_REFUSED per topic per minute of input time, as
+# docs/feed.md: at most one BROKER_REFUSED per topic per minute of input time, as
 # the alert about a refusal may itself be refused.
 BROKER_REFUSED_INTERVAL: Final = timedelta(seconds=60)
-# DEVICES.md: the shoe's heartbeat states that mean it cannot deal safely.
+# docs/devices.md: the shoe's heartbeat states that mean it cannot deal safely.
 SHOE_FAULTS: Final = frozenset({"DOOR_OPEN", "JAM", "FAULT"})
 SHOE_OK: Final = "OK"
 
@@ -42,13 +42,13 @@ def on_online(t: Table, inp: DeviceOnline) -> None:
         # snapshots. A round in action keeps what it latched (``Round.valued``).
         t.sensors_valued = False
     if back and inp.device == "sensors" and t.round.latched:
-        # GAME.md: a sensor board back while wagers are in action counts as back
+        # docs/rules.md: a sensor board back while wagers are in action counts as back
         # only once its first complete snapshot has been compared with them.
         t.sensors_check_due = True
         return
     if back:
         raise_alert(t, AlertCode.DEVICE_ONLINE, f"{inp.device} is back", device=inp.device)
-    # A device alert resolves itself when the device is back (GAME.md).
+    # A device alert resolves itself when the device is back (docs/rules.md).
     resolve(t, offline, ResolvedBy.DEVICE_ONLINE)
 
 
@@ -77,7 +77,7 @@ def on_shoe_status(t: Table, inp: ShoeStatus) -> None:
     t.devices["shoe"] = replace(dev, status=state)
     open_fault = any(a.code is AlertCode.SHOE_FAULT for a in t.open_alerts)
     if state in SHOE_FAULTS and t.round.latched and not open_fault:
-        # GAME.md: a shoe that reports a fault while wagers are latched holds the
+        # docs/rules.md: a shoe that reports a fault while wagers are latched holds the
         # round; CONFIRM resolves it once the shoe reports OK again.
         raise_alert(
             t, AlertCode.SHOE_FAULT, f"the shoe reports {state}: check it before dealing on"

@@ -37,7 +37,7 @@ class SpotKind(StrEnum):
     WAR_TIE = "war_tie"
 
 
-# Spot numbers on the board (DEVICES.md): bit = (position - 1) * 3 + spot.
+# Spot numbers on the board (docs/devices.md): bit = (position - 1) * 3 + spot.
 SPOT_INITIAL: Final = 0
 SPOT_TIE: Final = 1
 SPOT_WAR: Final = 2
@@ -102,7 +102,7 @@ class AlertCode(StrEnum):
     WAGER_UNVERIFIED = "WAGER_UNVERIFIED"
     SHOE_FAULT = "SHOE_FAULT"
     NO_MORE_BETS_MISSING = "NO_MORE_BETS_MISSING"
-    # Raised by the service, not the engine (GAME.md, MQTT.md).
+    # Raised by the service, not the engine (docs/rules.md, docs/feed.md).
     JOURNAL_FAULT = "JOURNAL_FAULT"
     REPLAY_UNAVAILABLE = "REPLAY_UNAVAILABLE"
     IDENTITY_CONFLICT = "IDENTITY_CONFLICT"
@@ -113,9 +113,9 @@ class ResolvedBy(StrEnum):
     CARD = "CARD"
     VOID_ROUND = "VOID_ROUND"
     DEVICE_ONLINE = "DEVICE_ONLINE"
-    # GAME.md: a WAGER_UNVERIFIED resolves itself when a snapshot shows the latched amount.
+    # docs/rules.md: a WAGER_UNVERIFIED resolves itself when a snapshot shows the latched amount.
     SNAPSHOT = "SNAPSHOT"
-    JOURNAL = "JOURNAL"  # the service's JOURNAL_FAULT (GAME.md)
+    JOURNAL = "JOURNAL"  # the service's JOURNAL_FAULT (docs/rules.md)
 
 
 class LatchedBy(StrEnum):

@@ -52,7 +52,7 @@ HANDLERS: Final[dict[type[Any], Callable[[Table, Any], None]]] = {
 
 
 def advance(t: Table) -> None:
-    """Settle whatever is complete, unless held (GAME.md: never settle on uncertain data)."""
+    """Settle whatever is complete, unless held (docs/rules.md: never settle on uncertain data)."""
     rnd = t.round
     if t.open_alerts or not rnd.latched or rnd.plan_i < len(rnd.plan):
         return

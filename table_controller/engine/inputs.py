@@ -16,13 +16,13 @@ from typing import Literal, TypeAlias
 DeviceName = Literal["shoe", "console", "sensors"]
 DEVICE_NAMES: tuple[DeviceName, ...] = ("shoe", "console", "sensors")
 
-# The shoe driver's reason when a HELLO shows that the shoe rebooted (DEVICES.md):
+# The shoe driver's reason when a HELLO shows that the shoe rebooted (docs/devices.md):
 # its read counter starts again, so the next read numbers begin at ``first_missing``.
 REASON_SHOE_REBOOTED = "shoe_rebooted"
 
 
 class ConsoleAction(StrEnum):
-    """The dealer console's buttons the engine acts on (DEVICES.md)."""
+    """The dealer console's buttons the engine acts on (docs/devices.md)."""
 
     SHUFFLED = "SHUFFLED"
     DEALER = "DEALER"
@@ -135,7 +135,7 @@ class ShoeStatus:
 
 @dataclass(frozen=True, slots=True)
 class PublishRefused:
-    """The broker refused a publish (PUBACK reason code >= 0x80, MQTT.md)."""
+    """The broker refused a publish (PUBACK reason code >= 0x80, docs/feed.md)."""
 
     at: datetime
     topic: str

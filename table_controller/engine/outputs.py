@@ -44,7 +44,7 @@ class Refusal(StrEnum):
     NO_WAGERS = "NO_WAGERS"
     # A repeated press so old that its answer is no longer remembered.
     STALE_PRESS = "STALE_PRESS"
-    # GAME.md rule 2: NO_MORE_BETS while the sensor board is offline.
+    # docs/rules.md rule 2: NO_MORE_BETS while the sensor board is offline.
     DEVICE_OFFLINE = "DEVICE_OFFLINE"
     # Given by the service, not the engine: the journal cannot commit (JOURNAL_FAULT).
     JOURNAL_FAULT = "JOURNAL_FAULT"

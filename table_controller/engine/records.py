@@ -53,7 +53,7 @@ class RoundRecord:
     shoe_id: str | None
     dealer: str | None
     rules: str
-    # GAME.md: the config's overrides of the named profile (dotted key, value).
+    # docs/rules.md: the config's overrides of the named profile (dotted key, value).
     rules_overrides: tuple[tuple[str, str | int | bool], ...]
     started: datetime
     ended: datetime
@@ -65,6 +65,6 @@ class RoundRecord:
     positions: tuple[PositionRecord, ...]
     net: int | None
     alerts: tuple[str, ...]
-    # GAME.md: cards set aside unplayed (UNEXPECTED_CARD), (n, card): only
+    # docs/rules.md: cards set aside unplayed (UNEXPECTED_CARD), (n, card): only
     # the record names them, as any may be a burn card drawn early (§(h)(1)).
     discards: tuple[tuple[int, str | None], ...] = ()

@@ -19,7 +19,7 @@ from table_controller.engine.records import RoundRecord, WagerResult
 from table_controller.engine.settlement import build_record
 from table_controller.engine.table import Round, Table
 
-# GAME.md: the device alerts resolve themselves when the device is back; a void does not.
+# docs/rules.md: the device alerts resolve themselves when the device is back; a void does not.
 DEVICE_ALERTS = frozenset({AlertCode.DEVICE_OFFLINE})
 
 
@@ -44,7 +44,7 @@ def _record(t: Table, void_reason: str | None) -> RoundRecord:
 
 
 def finish_round(t: Table) -> None:
-    """GAME.md rule 7: record, event, figures; the next round opens (or the shuffle is due)."""
+    """Rule 7 (docs/rules.md): record, event, figures; then a round opens (or a shuffle is due)."""
     record = _record(t, None)
     t.emit(EventType.ROUND_SETTLED, {"net": record.net})
     st = t.stats

@@ -30,7 +30,7 @@ class RulesName(StrEnum):
 
 WagerResult = Literal["win", "lose", "push"]
 _ODDS: Final = re.compile(r"^\d+:\d+$")
-# The sensor board numbers spots of up to ten positions (DEVICES.md).
+# The sensor board numbers spots of up to ten positions (docs/devices.md).
 BOARD_POSITIONS: Final = 10
 
 
@@ -211,7 +211,7 @@ class Bound:
     holds: Callable[[RulesProfile], bool]
 
 
-# GAME.md "Overrides cannot leave the rule set": what 9 NYCRR §5324.22 fixes.
+# docs/rules.md "Overrides cannot leave the rule set": what 9 NYCRR §5324.22 fixes.
 NY_BOUNDS: Final = (
     Bound("decks_min", "§(c)", "6..8 decks", lambda r: r.decks_min >= 6),
     Bound("decks_max", "§(c)", "6..8 decks", lambda r: r.decks_max <= 8),

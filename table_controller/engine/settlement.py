@@ -1,4 +1,4 @@
-"""Settlement arithmetic and the round record (GAME.md "Settlement arithmetic").
+"""Settlement arithmetic and the round record (docs/rules.md "Settlement arithmetic").
 
 Every number comes from the rules profile: odds, the surrender loss and the
 war accounting table. A wager's ``net`` is ``amount × net_per_unit`` rounded
@@ -220,7 +220,7 @@ def build_record(
     for hand in rnd.hands.values():
         p = hand.position
         if hand.skipped:
-            # GAME.md rule 3, §(h)(3)(iii): a position dealt no card: every wager void.
+            # docs/rules.md rule 3, §(h)(3)(iii): a position dealt no card: every wager void.
             wagers = void_hand(pt, hand)
             card = None
         else:

@@ -7,7 +7,7 @@ takes. The odds tool (``simulate``), the engine benchmark and the engine
 tests' random sessions all play their rounds through ``Session.play_round``.
 
 ``simulate`` measures the edge per unit of initial wager (the war wager is
-extra money put up on a tie), like the exact figures of GAME.md, from the
+extra money put up on a tie), like the exact figures of docs/rules.md, from the
 round records the engine writes: the settlement under test is the table's.
 """
 
@@ -107,7 +107,7 @@ class Session:
         self.k += 1
         out = self.feed(ConsolePress(self.at(), self.k, action, arg))
         replies = [o for o in out if type(o) is ConsoleReply]
-        (reply,) = replies  # DEVICES.md: exactly one answer per press
+        (reply,) = replies  # docs/devices.md: exactly one answer per press
         assert reply.k == self.k
         return reply.reason
 

@@ -1,6 +1,6 @@
 """The table as one immutable, serialisable value: ``EngineSnapshot``.
 
-A snapshot holds everything the engine knows (GAME.md, last paragraph), so
+A snapshot holds everything the engine knows (docs/rules.md, last paragraph), so
 ``RoundEngine.from_snapshot(setup, snap)`` carries on exactly where
 ``engine.snapshot()`` was taken. Views are drawn from it, replay checks
 compare it, and the journal checkpoints it: ``to_json`` gives a JSON-ready

@@ -1,6 +1,6 @@
 """The table as the engine works on it: mutable, owned by one ``RoundEngine``.
 
-Everything the table knows is here (GAME.md, last paragraph): the shoe (id,
+Everything the table knows is here (docs/rules.md, last paragraph): the shoe (id,
 composition, cover seen, burn due), the dealer, the round in progress, open
 alerts, the last read number and the answers given to console presses. The
 rule modules change it in place while handling one input and append their
@@ -83,7 +83,7 @@ class Round:
     hands: dict[int, Hand] = field(default_factory=dict)
     # §(h)(3)(iii): tie wagers of positions without an initial wager: void.
     void_ties: list[tuple[int, int | None]] = field(default_factory=list)
-    # GAME.md rule 3: positions closed at the latch by a faulty initial-spot sensor.
+    # docs/rules.md rule 3: positions closed at the latch by a faulty initial-spot sensor.
     closed: list[int] = field(default_factory=list)
     cards: list[CardSlot] = field(default_factory=list)
     # The cards of the deal in order, (role, position); ``plan_i`` are taken.
@@ -96,7 +96,7 @@ class Round:
     discards: list[tuple[int, str | None]] = field(default_factory=list)
     # Spots already warned as LATE_WAGER this round (bits).
     late_warned: set[int] = field(default_factory=set)
-    # GAME.md: each guarded spot's last difference from its latched amount
+    # docs/rules.md: each guarded spot's last difference from its latched amount
     # that was raised (bit -> difference); raised again only when it changes.
     differences: dict[int, str] = field(default_factory=dict)
 
@@ -121,7 +121,7 @@ class Table:
     shoe: Shoe = field(default_factory=Shoe)
     round: Round = field(default_factory=Round)
     spots: Spots = field(default_factory=Spots)
-    # Only critical alerts stay open (GAME.md); the table is held while any is.
+    # Only critical alerts stay open (docs/rules.md); the table is held while any is.
     open_alerts: list[Alert] = field(default_factory=list)
     alerts_raised: int = 0
     # BROKER_REFUSED: last time raised per topic (at most one per 60 s each).
@@ -129,11 +129,11 @@ class Table:
     devices: dict[DeviceName, DeviceState] = field(
         default_factory=lambda: {name: DeviceState() for name in DEVICE_NAMES}
     )
-    # GAME.md: a sensor board back while wagers are in action counts as back
+    # docs/rules.md: a sensor board back while wagers are in action counts as back
     # once its first complete snapshot has been compared with them.
     sensors_check_due: bool = False
     # The board has reported chip values (RFID): a snapshot without them is
-    # missing something, not a presence-only board (GAME.md WAGER_UNVERIFIED).
+    # missing something, not a presence-only board (docs/rules.md WAGER_UNVERIFIED).
     sensors_valued: bool = False
     # Answers given to console presses by press number, oldest first.
     answers: dict[int, Refusal | None] = field(default_factory=dict)

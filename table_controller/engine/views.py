@@ -113,7 +113,7 @@ def device_states(snap: EngineSnapshot) -> dict[str, dict[str, Any]]:
         if not dev.online:
             out[name] = {"state": "offline", "detail": dev.detail}
         elif name == "shoe" and dev.status != "OK":
-            # DEVICES.md: DOOR_OPEN / JAM / FAULT from the shoe's heartbeat.
+            # docs/devices.md: DOOR_OPEN / JAM / FAULT from the shoe's heartbeat.
             out[name] = {"state": "fault", "detail": dev.status}
         else:
             out[name] = {"state": "ok", "detail": None}

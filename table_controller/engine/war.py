@@ -66,7 +66,7 @@ def decisions_done(t: Table) -> None:
             h.war_tie = Wager(amount)
             check_limits(t, h.position, SpotKind.WAR_TIE, amount)
             if spots.faulty(bit):
-                # GAME.md: critical when the spot plays; the war tie wager plays now.
+                # docs/rules.md: critical when the spot plays; the war tie wager plays now.
                 sensor_fault(t, h.position, SpotKind.WAR_TIE, critical=True)
     # §(i)(5)(i): three burn cards (the profile's), one card per war position
     # in order, the profile's burns before the dealer's card, the dealer's card.

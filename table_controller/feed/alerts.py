@@ -1,4 +1,4 @@
-"""``table-alert/1`` on ``alerts`` and ``table-stats/1`` on ``stats`` (MQTT.md, GAME.md)."""
+"""``table-alert/1`` on ``alerts`` and ``table-stats/1`` on ``stats`` (docs/feed.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 One channel per topic with the topic prefix as a parameter, messages referencing
 the shipped JSON Schemas; the servers (plain and TLS), the security schemes and
-the three broker roles of MQTT.md ("Who may do what on the broker").
+the three broker roles of docs/feed.md ("Who may do what on the broker").
 """
 
 from __future__ import annotations

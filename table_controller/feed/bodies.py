@@ -1,4 +1,4 @@
-"""A round record as its JSON body (``war-round/1`` without the envelope, MQTT.md).
+"""A round record as its JSON body (``war-round/1`` without the envelope, docs/feed.md).
 
 The engine hands out typed records (``table_controller.engine.RoundRecord``);
 this is the one place that turns them into the body the feed publishes.
@@ -62,6 +62,6 @@ def record_body(r: RoundRecord) -> dict[str, Any]:
         "alerts": list(r.alerts),
     }
     if r.discards:
-        # GAME.md: only the record names a card set aside (it may be a burn, §(h)(1)).
+        # docs/rules.md: only the record names a card set aside (it may be a burn, §(h)(1)).
         body["discards"] = [{"n": n, "card": card} for n, card in r.discards]
     return body

@@ -2,7 +2,7 @@
 
 One implementation for every client of the feed: the table's publisher and its config,
 the pit display and the test rigs. Nothing here opens a connection; a TLS context is
-only built (MQTT.md, "Who may do what on the broker"; DEVICES.md ``[mqtt]``).
+only built (docs/feed.md, "Who may do what on the broker"; docs/devices.md ``[mqtt]``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The round records' hash chain (MQTT.md, "Tamper-evident records").
+"""The round records' hash chain (docs/feed.md, "Tamper-evident records").
 
 ``hash`` is the SHA-256 (lower-case hex) of the record's RFC 8785 canonical
 JSON without its ``hash`` member; ``prev_hash`` is the ``hash`` of the table's

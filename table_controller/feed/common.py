@@ -94,7 +94,7 @@ def utc_ms(value: datetime) -> datetime:
 
 
 def rfc3339(value: datetime) -> str:
-    """``value`` as MQTT.md writes times: RFC 3339, UTC, milliseconds, ``Z``."""
+    """``value`` as docs/feed.md writes times: RFC 3339, UTC, milliseconds, ``Z``."""
     return utc_ms(value).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -117,7 +117,7 @@ Timestamp: TypeAlias = Annotated[
 
 
 def _net_per_unit(value: object) -> int | float:
-    # MQTT.md: a number, an int when whole (10), else a float (-0.5 for a surrender).
+    # docs/feed.md: a number, an int when whole (10), else a float (-0.5 for a surrender).
     if isinstance(value, bool):
         raise ValueError("net_per_unit is a number, not a boolean")
     if isinstance(value, Fraction):
@@ -193,7 +193,7 @@ class Part(BaseModel):
 
 
 class Payload(Part):
-    """The envelope every payload carries (MQTT.md).
+    """The envelope every payload carries (docs/feed.md).
 
     A payload class names its ``TOPIC``; its ``SCHEMA`` (name/version) is the topic's,
     from :data:`~table_controller.feed.topics.TOPIC_RULES`.

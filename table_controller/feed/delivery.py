@@ -1,6 +1,6 @@
 """What recorders send the table: ``table-ack/1`` on ``ack``, ``table-replay/1`` on ``replay``.
 
-Together they make delivery end to end (MQTT.md): an ack lets the table prune what
+Together they make delivery end to end (docs/feed.md): an ack lets the table prune what
 a recorder has committed; a replay asks for a range of the feed again.
 """
 
@@ -14,7 +14,7 @@ from table_controller.feed.common import EPOCH_TEXT, Epoch, FeedSeq, Ident, Payl
 from table_controller.feed.topics import Topic
 
 MAX_REPLAY: Final = 10_000
-"""At most this many messages per replay request, both ends included (MQTT.md)."""
+"""At most this many messages per replay request, both ends included (docs/feed.md)."""
 
 RECORDER_TEXT: Final = "the recorder's name"
 ID_TEXT: Final = "the message's id, if the recorder gives one: the table needs none"

@@ -1,4 +1,4 @@
-"""``table-event/1``: one message per event on ``events``, told apart by ``type`` (MQTT.md)."""
+"""``table-event/1``: one message per event on ``events``, told apart by ``type`` (docs/feed.md)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ class CardEvent(_EventBase):
     moved: StrictBool = Field(
         default=False,
         exclude_if=lambda moved: moved is False,
-        description="published again with its new place after a SKIP (GAME.md); a "
+        description="published again with its new place after a SKIP (docs/rules.md); a "
         "subscriber keeps the latest event for a read number; only when true",
     )
 

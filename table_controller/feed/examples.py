@@ -2,7 +2,7 @@
 
 They tell one story: table ``war-07`` of site ``main-floor`` under ``ny`` rules,
 round 1207, where position 1 ties the dealer's seven with 25.00 on the initial
-wager and 5.00 on the tie wager, surrenders, and nets +37.50 (MQTT.md's round
+wager and 5.00 on the tie wager, surrenders, and nets +37.50 (docs/feed.md's round
 record). Every example is validated against its model and its shipped schema by
 ``tests/test_schema.py``, so none can drift from the interface.
 """

@@ -1,4 +1,4 @@
-"""Every MQTT payload of the feed, as strict pydantic models (MQTT.md): the catalogue.
+"""Every MQTT payload of the feed, as strict pydantic models (docs/feed.md): the catalogue.
 
 The models are the interface: a producer that drifts from them fails validation
 (``extra="forbid"``, no silent coercion of numbers or booleans), and
@@ -8,12 +8,12 @@ document from them. They live by topic in ``status`` (status and state),
 recorders send the table); this module gathers them and parses any of them.
 
 Every payload carries the envelope ``schema`` (``name/version``), ``id``,
-``table``, ``site`` and ``ts`` (RFC 3339, UTC, milliseconds, ``Z``). MQTT.md
+``table``, ``site`` and ``ts`` (RFC 3339, UTC, milliseconds, ``Z``). docs/feed.md
 asks for ``id`` on events, alerts and round records; the table gives every
 payload one (status, state and stats too), because the outbox identifies each
 message by it and a subscriber drops a resend by it.
 
-Shapes that MQTT.md leaves open are fixed here:
+Shapes that docs/feed.md leaves open are fixed here:
 
 * ``table-state/1``: ``positions`` lists the positions with chips or cards on
   the layout, each ``{position, wagers, cards}`` where ``wagers`` maps a spot

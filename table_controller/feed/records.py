@@ -1,4 +1,4 @@
-"""``war-round/1``: the full record of one round on ``rounds`` (MQTT.md, §5324.22(i)(4))."""
+"""``war-round/1``: the full record of one round on ``rounds`` (docs/feed.md, §5324.22(i)(4))."""
 
 from __future__ import annotations
 

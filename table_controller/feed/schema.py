@@ -1,7 +1,7 @@
 """The interface documents, generated from the code: JSON Schemas and the AsyncAPI document.
 
 :func:`write` puts ``DIR/schemas/<name>-<version>.json`` (one JSON Schema per
-payload of MQTT.md, each with its example) and ``DIR/asyncapi.yaml`` (see
+payload of docs/feed.md, each with its example) and ``DIR/asyncapi.yaml`` (see
 :mod:`table_controller.feed.asyncapi`). The output depends only on the code, so
 the shipped ``docs/`` can be checked for being current by generating again and
 comparing (``table-controller schema --out docs``).

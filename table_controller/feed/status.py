@@ -1,4 +1,4 @@
-"""The retained pictures of a table: ``table-status/1`` and ``table-state/1`` (MQTT.md)."""
+"""The retained pictures of a table: ``table-status/1`` and ``table-state/1`` (docs/feed.md)."""
 
 from __future__ import annotations
 

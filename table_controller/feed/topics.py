@@ -1,4 +1,4 @@
-"""The topics of the feed, written once: names, retain flags, QoS and payload names (MQTT.md).
+"""The topics of the feed, written once: names, retain flags, QoS and payload names (docs/feed.md).
 
 Every client of the feed reads these: the table's publisher and journal, the pit
 display, the recorder and the test rigs. No pydantic and nothing that opens a
@@ -18,7 +18,7 @@ DEFAULT_PREFIX: Final = "casino/{site}/table/{table}"
 
 
 class Topic(StrEnum):
-    """The last topic level under a table's prefix (MQTT.md)."""
+    """The last topic level under a table's prefix (docs/feed.md)."""
 
     STATUS = "status"
     STATE = "state"
@@ -40,7 +40,7 @@ class TopicRule:
     by_table: bool  # True: the table publishes it; False: recorders publish it to the table
 
 
-# MQTT.md, the two topic tables.
+# docs/feed.md, the two topic tables.
 TOPIC_RULES: Final[Mapping[Topic, TopicRule]] = {
     Topic.STATUS: TopicRule(retained=True, qos=1, schema="table-status/1", by_table=True),
     Topic.STATE: TopicRule(retained=True, qos=1, schema="table-state/1", by_table=True),
@@ -53,7 +53,7 @@ TOPIC_RULES: Final[Mapping[Topic, TopicRule]] = {
 }
 
 TABLE_TOPICS: Final[tuple[Topic, ...]] = tuple(t for t, r in TOPIC_RULES.items() if r.by_table)
-"""The six topics a table publishes, in MQTT.md's order."""
+"""The six topics a table publishes, in docs/feed.md's order."""
 
 RETAINED_TOPICS: Final[frozenset[Topic]] = frozenset(
     t for t in TABLE_TOPICS if TOPIC_RULES[t].retained

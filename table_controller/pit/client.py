@@ -50,8 +50,8 @@ MAX_QUEUED_MESSAGES = 10_000
 
 
 class MqttVersion(StrEnum):
-    """MQTT version. 5 by default (MQTT.md); 3.1.1 for a broker that cannot speak 5,
-    such as the demo's embedded amqtt. The pit never publishes, so what MQTT.md holds
+    """MQTT version. 5 by default (docs/feed.md); 3.1.1 for a broker that cannot speak 5,
+    such as the demo's embedded amqtt. The pit never publishes, so what docs/feed.md holds
     against 3.1.1 (a denied publish acknowledged as if it succeeded) does not touch it."""
 
     V5 = "5"
@@ -97,7 +97,7 @@ def broker_settings(
     tls: ssl.SSLContext | None = None
     if address.tls:
         try:
-            # Verifies the broker's certificate and its host name (DEVICES.md: ca_file).
+            # Verifies the broker's certificate and its host name (docs/devices.md: ca_file).
             tls = tls_context(Path(ca_file) if ca_file else None, key="--ca-file")
         except BrokerConfigError as exc:
             raise PitConfigError(str(exc)) from exc

@@ -1,7 +1,7 @@
 """The pit display's public face, for its users in the demo and the benchmarks.
 
 ``table-controller pit --broker URL [--site S]`` subscribes, read only, to what
-the tables publish (MQTT.md) and shows per table: online or offline (the
+the tables publish (docs/feed.md) and shows per table: online or offline (the
 retained ``status``, including the last will ``online: false``), device states,
 outbox depth, phase, round, dealer, hold, the last round results, open alerts
 and statistics. Its parts, each testable on its own:

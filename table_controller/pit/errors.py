@@ -5,7 +5,7 @@
   or check the address and credentials. :class:`SubscriptionRefused` is one: ask
   for read access.
 * :class:`MalformedPayload` and :class:`UnexpectedMessage` never leave the model:
-  a message that does not fit MQTT.md, or one this pit does not know, is counted
+  a message that does not fit docs/feed.md, or one this pit does not know, is counted
   and shown as a count, never raised to the display.
 """
 
@@ -29,7 +29,7 @@ class SubscriptionRefused(PitConnectError):
 
 
 class MalformedPayload(PitError, ValueError):
-    """A payload that does not fit MQTT.md: counted as malformed."""
+    """A payload that does not fit docs/feed.md: counted as malformed."""
 
 
 class UnexpectedMessage(PitError, ValueError):

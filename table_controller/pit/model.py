@@ -6,7 +6,7 @@ dropped and counted; on the retained topics only a repeat of the value shown now
 is a duplicate, because the broker holds the last one published. Gaps in the
 ``events`` ``seq`` per (table, epoch) are counted, and a late event fills its
 gap. Critical alerts stay open until a message for the same ``alert`` carries
-``resolved_by``; warnings and info need no answer (GAME.md), so they are listed
+``resolved_by``; warnings and info need no answer (docs/rules.md), so they are listed
 as the last few notices.
 """
 
@@ -90,7 +90,7 @@ class PitModel:
     """Every table seen under a prefix, built from ``(topic, payload)`` alone.
 
     Pure and synchronous: no I/O, no clock. ``feed`` never raises on any topic or
-    payload; what it cannot use it counts (``malformed``: not valid for MQTT.md;
+    payload; what it cannot use it counts (``malformed``: not valid for docs/feed.md;
     ``unexpected``: a topic, table or schema version it does not know).
     """
 
@@ -267,7 +267,7 @@ class PitModel:
         return True
 
     def _unseen(self, key: TableKey, kind: str, msg_id: str | None) -> bool:
-        """True the first time an id is seen (delivery is at least once: MQTT.md)."""
+        """True the first time an id is seen (delivery is at least once: docs/feed.md)."""
         if msg_id is None:
             return True
         mark = (key, kind, msg_id)
@@ -292,7 +292,7 @@ class PitModel:
         open_alerts = [a for a in view.open_alerts if a.alert != alert.alert]
         notices = [a for a in view.notices if a.alert != alert.alert]
         if resolved_by is not None:
-            # MQTT.md: a second message for the same `alert` carries how it was resolved.
+            # docs/feed.md: a second message for the same `alert` carries how it was resolved.
             books.resolved[alert.alert] = None
             if len(books.resolved) > RESOLVED_ALERTS_KEPT:
                 books.resolved.popitem(last=False)
@@ -320,7 +320,7 @@ class PitModel:
         latest = True
         if epoch is None:
             # The first event seen of an epoch is where this pit starts counting: a pit
-            # started late, or a new journal (MQTT.md: a new journal, a new epoch).
+            # started late, or a new journal (docs/feed.md: a new journal, a new epoch).
             books.epochs[event.epoch] = _Epoch(event.seq)
             if len(books.epochs) > EPOCHS_KEPT:
                 books.epochs.popitem(last=False)

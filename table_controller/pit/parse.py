@@ -116,7 +116,7 @@ def decode(payload: bytes) -> dict[str, Any]:
     if len(payload) > MAX_PAYLOAD_BYTES:
         raise MalformedPayload(f"payload of {len(payload)} bytes")
     try:
-        # MQTT.md: JSON payloads, UTF-8. NaN and Infinity are not JSON.
+        # docs/feed.md: JSON payloads, UTF-8. NaN and Infinity are not JSON.
         data = json.loads(payload.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise MalformedPayload(f"not JSON: {exc}") from None
@@ -255,7 +255,7 @@ def parse_event(d: Mapping[str, Any]) -> Event:
         role = opt_str(d, "role")
         card = opt_str(d, "card")
         position = _opt_int(d, "position")
-        # A burn card's rank is never on the live feed (MQTT.md, §(h)(1)).
+        # A burn card's rank is never on the live feed (docs/feed.md, §(h)(1)).
         detail = " ".join(
             p for p in (card, role, f"P{position}" if position is not None else None) if p
         )

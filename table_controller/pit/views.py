@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-# Only critical alerts wait for an answer (GAME.md: "warnings and info need no answer").
+# Only critical alerts wait for an answer (docs/rules.md: "warnings and info need no answer").
 _NOTICE_SEVERITIES = frozenset({"warning", "info"})
 
 
@@ -53,7 +53,7 @@ class StatusView:
     outbox_depth: int | None
     outbox_oldest_age_s: float | None
     ts: str | None
-    instance: str | None = None  # the table's process (MQTT.md: one controller per table)
+    instance: str | None = None  # the table's process (docs/feed.md: one controller per table)
     started: str | None = None
     currency: str | None = None
 

@@ -1,4 +1,4 @@
-"""The pit's system of record: subscriber, database, JSON API (``RECORDER.md``).
+"""The pit's system of record: subscriber, database, JSON API (``docs/recorder.md``).
 
 The recorder subscribes to every table of its sites (an MQTT 5 shared
 subscription), stores each message once by its ``id``, tracks per table and

@@ -5,7 +5,7 @@ The book is fed what a commit stored; it keeps one :class:`SeqTrack` per
 recorder, or one of several in a group, starts from what all of them
 committed) and reloaded while a hole stays open (another recorder of the group
 may have stored the message). It says which ``ack`` and which ``replay`` to
-publish (``MQTT.md``): an ack only for a table's current epoch, since a table
+publish (``docs/feed.md``): an ack only for a table's current epoch, since a table
 with a new journal holds nothing of the old one.
 """
 

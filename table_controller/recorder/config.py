@@ -1,4 +1,4 @@
-"""The recorder's configuration (TOML, ``RECORDER.md``), validated at start.
+"""The recorder's configuration (TOML, ``docs/recorder.md``), validated at start.
 
 Unknown keys and bad values fail with a message naming the key::
 
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from table_controller.feed.broker import BrokerConfigError, parse_broker_url
 from table_controller.recorder.errors import RecorderConfigError
 
-# One whole MQTT topic level: no '/', '+', '#' (MQTT.md: site and table are levels).
+# One whole MQTT topic level: no '/', '+', '#' (docs/feed.md: site and table are levels).
 Level = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # Long enough for a restart; not so long that a recorder that never returns keeps
 # receiving its share of the group's messages for hours (the tables' replay covers
@@ -54,7 +54,7 @@ class MqttSection(_Strict):
     group: Level = "recorders"
     sites: Annotated[list[Level], Field(min_length=1)]
     session_expiry_s: Annotated[int, Field(ge=0, le=2**32 - 1)] = DEFAULT_SESSION_EXPIRY_S
-    # MQTT.md: 5 in production; 3.1.1 only for a broker without 5 (the demo's amqtt),
+    # docs/feed.md: 5 in production; 3.1.1 only for a broker without 5 (the demo's amqtt),
     # with no shared subscription (one recorder alone) and a WARNING at start.
     protocol: Literal["5", "3.1.1"] = "5"
 
@@ -75,7 +75,7 @@ class MqttSection(_Strict):
 
 class DatabaseSection(_Strict):
     url: str = "sqlite:///recorder.db"
-    # RECORDER.md: hand records are kept for years (default 5); `records purge` removes
+    # docs/recorder.md: hand records are kept for years (default 5); `records purge` removes
     # only what is older than this.
     retention_years: int = Field(default=RETENTION_YEARS, ge=1, le=100)
 

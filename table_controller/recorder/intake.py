@@ -1,4 +1,4 @@
-"""A received MQTT message as the recorder stores it (``MQTT.md``).
+"""A received MQTT message as the recorder stores it (``docs/feed.md``).
 
 The envelope (``schema``, ``id``, ``table``, ``site``, ``ts``, and on
 ``events``, ``rounds`` and ``alerts`` also ``epoch`` and ``feed_seq``) must
@@ -37,7 +37,7 @@ from table_controller.recorder.times import parse_time
 
 
 class Leaf(StrEnum):
-    """The last topic level: what the message is (MQTT.md's topic tables)."""
+    """The last topic level: what the message is (docs/feed.md's topic tables)."""
 
     STATUS = "status"
     STATE = "state"
@@ -186,7 +186,7 @@ def unavailable(msg: FeedMessage) -> tuple[str, list[tuple[int, int]]] | None:
 
     The ranges come from ``from_feed_seq``/``to_feed_seq`` when the alert
     carries them, else from the runs its message names after ``feed_seq``
-    (``3..5, 8``; MQTT.md: the alert names the range); the epoch is the
+    (``3..5, 8``; docs/feed.md: the alert names the range); the epoch is the
     alert's own, the epoch the table deals in.
     """
     body = msg.body

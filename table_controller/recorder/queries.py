@@ -1,4 +1,4 @@
-"""What the database answers (``RECORDER.md``), for the JSON API and ``records`` alike.
+"""What the database answers (``docs/recorder.md``), for the JSON API and ``records`` alike.
 
 Each query returns plain JSON-ready values: amounts in integer cents, times
 RFC 3339 UTC. An unknown table raises :class:`UnknownTable`.

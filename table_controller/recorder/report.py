@@ -1,4 +1,4 @@
-"""The shift report (``RECORDER.md``): per table and in total, over rounds ended in a window.
+"""The shift report (``docs/recorder.md``): per table and in total, over rounds ended in a window.
 
 handle: cents wagered (every wager in action); win: the house's, minus the
 players' net; hold: win / handle (null without handle); rounds per hour over
@@ -65,7 +65,7 @@ async def report(
     for (s, t), counter in sorted(codes.items()):  # tables with alerts and no rounds
         tables.append(_figures({"site": s, "table": t}, alerts=counter, hours=None))
     tables.sort(key=lambda r: (r["site"], r["table"]))
-    # RECORDER.md, "Ratings, pace and hold": theo and its interval beside the hold, and
+    # docs/recorder.md, "Ratings, pace and hold": theo and its interval beside the hold, and
     # each table's pace under its latest dealer of the window.
     held = await holds(db, site=site, start=start, end=end)
     paced = await pace(db, site=site, start=start, end=end)

@@ -3,9 +3,9 @@
 Sans-I/O: time arrives as ``now`` (monotonic seconds), randomness as ``rand``.
 
 * ``contiguous``: every ``feed_seq`` up to it is committed (or a permanent gap).
-  The first ``feed_seq`` of an epoch is 1 (MQTT.md: +1 per message), so a new
+  The first ``feed_seq`` of an epoch is 1 (docs/feed.md: +1 per message), so a new
   epoch starts at 0.
-* A gap (RECORDER.md) is a ``feed_seq`` above ``contiguous`` that is missing
+* A gap (docs/recorder.md) is a ``feed_seq`` above ``contiguous`` that is missing
   while a later one is stored, or below the ``last_feed_seq`` that the table's
   ``status`` announced. It is asked for once it has been missing for
   ``GAP_WAIT_S``, then again with capped, jittered backoff until it is filled
@@ -27,7 +27,7 @@ from table_controller.recorder.backoff import backoff_delay
 GAP_WAIT_S: Final = 2.0
 REPLAY_RETRY_INITIAL_S: Final = 1.0
 REPLAY_RETRY_MAX_S: Final = 10.0
-REPLAY_MAX_SPAN: Final = 10_000  # MQTT.md: at most 10,000 messages per replay
+REPLAY_MAX_SPAN: Final = 10_000  # docs/feed.md: at most 10,000 messages per replay
 
 
 @dataclass(slots=True)

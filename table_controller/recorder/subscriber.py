@@ -1,4 +1,4 @@
-"""The recorder at work: subscribe, commit, ack, ask for replays (``RECORDER.md``).
+"""The recorder at work: subscribe, commit, ack, ask for replays (``docs/recorder.md``).
 
 Three named tasks under one TaskGroup:
 
@@ -64,7 +64,7 @@ LAGS_KEPT: Final = 10_000_000
 
 
 def subscriptions(mqtt: MqttSection) -> list[str]:
-    """The topic filters of the recorder's sites (RECORDER.md); MQTT 3.1.1 has no shares."""
+    """The topic filters of the recorder's sites (docs/recorder.md); MQTT 3.1.1 has no shares."""
     share = f"$share/{mqtt.group}/" if mqtt.protocol == "5" else ""
     out = []
     for site in mqtt.sites:
@@ -115,7 +115,7 @@ class Recorder:
         if self.mqtt.protocol == "3.1.1":
             log.warning(
                 "MQTT 3.1.1: refused publishes cannot be seen and there is no shared "
-                "subscription: run this recorder alone (MQTT.md)"
+                "subscription: run this recorder alone (docs/feed.md)"
             )
         async with asyncio.TaskGroup() as tg:
             mqtt = tg.create_task(self._mqtt_loop(), name="recorder-mqtt")

@@ -1,4 +1,4 @@
-"""Times as the recorder stores and accepts them: RFC 3339, UTC (``RECORDER.md``)."""
+"""Times as the recorder stores and accepts them: RFC 3339, UTC (``docs/recorder.md``)."""
 
 from __future__ import annotations
 

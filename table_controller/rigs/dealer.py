@@ -14,7 +14,7 @@ outcomes, decisions, wager amounts, the alerts it caused). What disagrees is
 kept in :attr:`RoundPlayed.disagreements`.
 
 It also makes the mistakes that a controller must catch, and resolves them as
-a dealer would (GAME.md, "What the controller must catch"):
+a dealer would (docs/rules.md, "What the controller must catch"):
 
 * a misread card (``MISREAD``): the dealer keys the card in, ``CARD,<card>``;
 * a past-post, chips added to a playing initial wager after "no more bets"
@@ -263,7 +263,7 @@ class Dealer:
         self.rig.bet(hand.position, initial=hand.initial + extra, tie=hand.tie)
         await self._alert(PAST_POSTING)
         await self._pause(self.pace.notice_s)
-        # GAME.md: a confirmed past-post settles at the latched amount; the chips go back.
+        # docs/rules.md: a confirmed past-post settles at the latched amount; the chips go back.
         self.rig.bet(hand.position, initial=hand.initial, tie=hand.tie)
         await self.watch.position(hand.position, spots(initial=hand.initial, tie=hand.tie))
         await self._press("CONFIRM")
@@ -280,7 +280,7 @@ class Dealer:
         tie_spot: int | None = None
         if self.rules.war_tie_wager_allowed and self._rng.random() < self.habits.war_tie_bet:
             tie_spot = hand.tie if hand.tie is not None else self._rng.choice(self.habits.tie_chips)
-        # GAME.md: the war wager equals the initial wager.
+        # docs/rules.md: the war wager equals the initial wager.
         hand = replace(hand, decision="war", war=hand.initial, war_tie=tie_spot)
         self.rig.bet(hand.position, initial=hand.initial, tie=tie_spot, war=hand.war)
         await self.watch.position(

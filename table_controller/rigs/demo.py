@@ -6,7 +6,7 @@ One command runs everything a table needs, over the real transports:
   ``mosquitto`` binary when it is installed, or amqtt (a Python broker, run in
   this process) when it is not (``--broker-impl`` chooses). amqtt speaks MQTT
   3.1.1 only, so the table is configured with ``protocol = "3.1.1"`` and the
-  service logs the WARNING that MQTT.md asks for;
+  service logs the WARNING that docs/feed.md asks for;
 * the three device simulators (shoe and console over ``socket://``, the sensor
   board over ``simusb://``), the production service (``table-controller run``'s
   code) with its journal in a temporary directory, and a simulated dealer and
@@ -46,6 +46,8 @@ from rich.logging import RichHandler
 
 from table_controller.engine.rules import RulesName
 from table_controller.feed.broker import BrokerConfigError, parse_broker_url
+from table_controller.recorder.web.embedded import EmbeddedPit
+from table_controller.rigs.broker import find_mosquitto
 from table_controller.rigs.demo_broker import BrokerImpl, DemoBroker, watch_line
 from table_controller.rigs.demo_play import (
     HEADLESS_SPEED,
@@ -176,6 +178,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--json-summary", type=Path, metavar="FILE", help="also write the summary as JSON"
     )
     parser.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        help="serve the web pit display here (a recorder on SQLite beside the table); "
+        "the live view serves it on a free loopback port unless --web off; headless "
+        "with --web keeps serving after the last round until interrupted",
+    )
+    parser.add_argument(
         "--log-level",
         default="WARNING",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -207,7 +216,29 @@ def _options(args: argparse.Namespace) -> DemoOptions:
         broker_port=args.broker_port,
         habits=Habits(misread=args.misreads, past_post=args.past_posts),
         json_summary=args.json_summary,
+        web=_web(args.web, headless=args.headless, mqtt5=_mqtt5(args)),
     )
+
+
+def _mqtt5(args: argparse.Namespace) -> bool:
+    """Whether the demo's broker will speak MQTT 5, which the recorder needs."""
+    if args.broker is not None:
+        return bool(args.protocol == "5")
+    if args.broker_impl == BrokerImpl.AMQTT.value:
+        return False
+    return find_mosquitto() is not None
+
+
+def _web(value: str | None, *, headless: bool, mqtt5: bool) -> str | None:
+    if value is None:
+        # The live view serves the web pit too, where the broker lets the recorder in.
+        return None if headless or not mqtt5 else "127.0.0.1:0"
+    if value == "off":
+        return None
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--web {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080, or off")
+    return value
 
 
 def _print_round(played: RoundPlayed) -> None:
@@ -237,8 +268,18 @@ async def _main(opts: DemoOptions, console: Console | None) -> DemoResult:
         else:
             print(watch_line(broker, SITE), flush=True)
 
+    def on_web(pit: EmbeddedPit) -> None:
+        login = f"user {pit.user}" + (f", password {pit.password}" if pit.password else "")
+        line = f"web pit {pit.url}  ({login})"
+        if console is not None:
+            console.print(line, markup=False, highlight=False)
+        else:
+            print(line, flush=True)
+
     try:
-        return await play_demo(opts, stop, console=console, on_round=on_round, on_broker=on_broker)
+        return await play_demo(
+            opts, stop, console=console, on_round=on_round, on_broker=on_broker, on_web=on_web
+        )
     finally:
         release_signals(loop)
 

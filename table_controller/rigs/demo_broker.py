@@ -97,7 +97,7 @@ async def demo_broker(
             yield DemoBroker(broker.url, "5", f"embedded mosquitto at {broker.url}")
         return
     async with _amqtt_broker(port) as bound:
-        # MQTT.md: amqtt speaks 3.1.1 only.
+        # docs/feed.md: amqtt speaks 3.1.1 only.
         url = f"mqtt://127.0.0.1:{bound}"
         yield DemoBroker(url, "3.1.1", f"embedded amqtt (MQTT 3.1.1) at {url}")
 

@@ -7,6 +7,7 @@ import contextlib
 import signal
 import tempfile
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich.console import Console
 
 from table_controller.engine.rules import RulesName
 from table_controller.pit.display import Link, PitModel, watch
+from table_controller.recorder.web.embedded import EmbeddedPit, embedded_pit
 from table_controller.rigs.dealer import Dealer
 from table_controller.rigs.demo_broker import BrokerImpl, DemoBroker, demo_broker
 from table_controller.rigs.errors import DemoError
@@ -28,7 +30,7 @@ from table_controller.service.service import TableService
 
 TABLE_ID: Final = "war-07"
 SITE: Final = "demo"
-# Table limits in cents (DEVICES.md); the simulated players bet within them.
+# Table limits in cents (docs/devices.md); the simulated players bet within them.
 LIMITS: Final = {"initial": (500, 100_000), "tie": (100, 10_000)}
 STATS_SLACK_S: Final = 1.0
 """The table's stats published since the demo started count; older retained ones do not."""
@@ -56,6 +58,8 @@ class DemoOptions:
     """The embedded broker's port (None: a free one)."""
     habits: Habits = field(default_factory=Habits)
     json_summary: Path | None = None
+    web: str | None = None
+    """Where to serve the web pit display (HOST:PORT), with a recorder beside the table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +177,7 @@ class _Pit:
         )
 
     def expect_offline(self) -> None:
-        """The table is about to stop: its final status (offline, MQTT.md) comes next."""
+        """The table is about to stop: its final status (offline, docs/feed.md) comes next."""
         self._offline.arm()
 
     async def stop(self, *, await_offline: bool) -> None:
@@ -186,6 +190,18 @@ class _Pit:
         await self._task
 
 
+def _web_pit(
+    broker: DemoBroker, workdir: Path, listen: str
+) -> AbstractAsyncContextManager[EmbeddedPit]:
+    if broker.protocol != "5":
+        # The recorder needs MQTT 5 shared subscriptions; amqtt speaks 3.1.1 only.
+        raise DemoError(
+            f"the web pit needs an MQTT 5 broker and {broker.name} speaks {broker.protocol}: "
+            "install mosquitto, or run the demo with --web off"
+        )
+    return embedded_pit(broker.url, [SITE], workdir, listen=listen)
+
+
 async def play_demo(
     opts: DemoOptions,
     stop: asyncio.Event,
@@ -193,6 +209,7 @@ async def play_demo(
     console: Console | None = None,
     on_round: Callable[[RoundPlayed], None] | None = None,
     on_broker: Callable[[DemoBroker], None] | None = None,
+    on_web: Callable[[EmbeddedPit], None] | None = None,
 ) -> DemoResult:
     """Run the demo until ``opts.rounds`` are played or ``stop`` is set.
 
@@ -219,6 +236,10 @@ async def play_demo(
                     rig = await stack.enter_async_context(TableRig(broker.url, Path(tmp), spec))
                 except TimeoutError as exc:
                     raise DemoError(f"{broker.name}: no answer to a subscription") from exc
+                if opts.web is not None:
+                    web = await stack.enter_async_context(_web_pit(broker, Path(tmp), opts.web))
+                    if on_web is not None:
+                        on_web(web)
                 assert rig.config is not None
                 controller = _Controller(rig.config, stop)
                 await controller.start()
@@ -237,6 +258,9 @@ async def play_demo(
                     problems = dealer.tally.disagreements
                     if finished:
                         problems += await dealer.check_stats(since)
+                    if finished and opts.web is not None and opts.rounds is not None:
+                        # The rounds are played; the web display stays for a look.
+                        await stop.wait()
                 finally:
                     if pit is not None:
                         pit.expect_offline()

@@ -65,7 +65,7 @@ class TableSpec:
 def config_toml(
     spec: TableSpec, *, shoe: str, console: str, sensors: str, broker: str, storage: Path
 ) -> str:
-    """The table config (DEVICES.md) for these device URLs."""
+    """The table config (docs/devices.md) for these device URLs."""
     limits = ", ".join(f"{k} = [{lo}, {hi}]" for k, (lo, hi) in spec.limits.items())
     lines = [
         "[table]",

@@ -1,4 +1,4 @@
-"""The sensor board's spots, as the rigs number them (DEVICES.md: bit = 3 × (position − 1)
+"""The sensor board's spots, as the rigs number them (docs/devices.md: bit = 3 × (position − 1)
 + spot, with spot 0 the initial wager, 1 the tie, 2 the war)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A journal belongs to one table (GAME.md, last paragraph), and restarts from a checkpoint.
+"""A journal belongs to one table (docs/rules.md, last paragraph), and restarts from a checkpoint.
 
 At start the journal is bound to the config: its recorded table id and site
 must be the config's (else :class:`JournalMismatch` names the key), and its

@@ -20,7 +20,7 @@ from table_controller.service.runner import TableRunner
 
 def client_id(cfg: TableConfig) -> str:
     """The MQTT client id: table and site, so that two tables with the same id at different
-    sites never take each other's session (MQTT.md, one controller per table)."""
+    sites never take each other's session (docs/feed.md, one controller per table)."""
     return f"{cfg.table.id}@{cfg.table.site}"
 
 

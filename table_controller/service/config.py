@@ -73,7 +73,7 @@ class TableSection(_Strict):
 
 
 class DevicesSection(_Strict):
-    """Each device by URL alone (DEVICES.md): any pyserial URL for the shoe and the
+    """Each device by URL alone (docs/devices.md): any pyserial URL for the shoe and the
     console, ``usb://VID:PID`` or ``simusb://host:port`` for the sensor board."""
 
     shoe: StrictStr = Field(min_length=1)
@@ -165,7 +165,7 @@ def _resolve(path: Path | None, info: ValidationInfo) -> Path | None:
 
 
 def check_topic_prefix(prefix: str) -> None:
-    """Refuse a prefix that is not a plain topic path of {site} and {table} (MQTT.md)."""
+    """Refuse a prefix that is not a plain topic path of {site} and {table} (docs/feed.md)."""
     if "\0" in prefix:
         raise ValueError("no NUL character")
     if prefix.startswith("$"):
@@ -247,7 +247,7 @@ def _rules_for(cfg: TableConfig) -> RulesProfile:
     except ValidationError as exc:
         raise ValueError(_describe(exc)) from None
     try:
-        # GAME.md: overrides cannot leave the rule set of the profile's source.
+        # docs/rules.md: overrides cannot leave the rule set of the profile's source.
         check_rule_set(rules)
     except RulesError as exc:
         raise ValueError(f"profile.{exc}") from None

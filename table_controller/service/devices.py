@@ -67,7 +67,7 @@ E = TypeVar("E")
 
 
 def shoe_input(event: ShoeEvent, at: datetime) -> Input | None:
-    """The engine input for one shoe event (DEVICES.md, card-reading shoe)."""
+    """The engine input for one shoe event (docs/devices.md, card-reading shoe)."""
     match event:
         case CardDrawn(n=n, card=card):
             return CardRead(at=at, n=n, card=str(card))
@@ -114,7 +114,7 @@ async def shoe_task(runner: TableRunner, url: str) -> None:
     """The shoe, resumed where the journal left off: it is asked only for missed reads.
 
     After a JOURNAL_FAULT the reads the journal could not take are asked for again
-    (GAME.md: they come back by ``RESEND``): the session starts over from the last
+    (docs/rules.md: they come back by ``RESEND``): the session starts over from the last
     read journaled.
     """
     while True:
@@ -143,7 +143,7 @@ async def _read_shoe(runner: TableRunner, shoe: ShoeClient) -> None:
 async def console_task(runner: TableRunner, url: str) -> None:
     # The highest press answered before a restart (from the journal): a console
     # that restarted while the controller was down says so with a STATUS below
-    # it, and its new presses must not get the old presses' answers (DEVICES.md).
+    # it, and its new presses must not get the old presses' answers (docs/devices.md).
     last_answered = runner.engine.answered_up_to
     async with (
         ConsoleClient(url, last_answered=last_answered) as console,
@@ -167,7 +167,7 @@ async def _console_writer(runner: TableRunner, console: ConsoleClient) -> None:
                 await console.show(out.text)
         except DeviceLinkError as exc:
             # The console re-sends an unanswered press after it reconnects, and
-            # gets the same answer from the engine then (DEVICES.md).
+            # gets the same answer from the engine then (docs/devices.md).
             log.debug("console answer not delivered: %s", exc)
 
 

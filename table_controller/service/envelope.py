@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 class Envelope:
     """Each builder takes the payload's own fields (as the engine returns them),
     adds the envelope, validates the whole against its model and returns the
-    :class:`OutboxMessage` with the topic's QoS and retain flag (MQTT.md).
+    :class:`OutboxMessage` with the topic's QoS and retain flag (docs/feed.md).
     """
 
     table: str

@@ -21,7 +21,7 @@ EXIT_CONFIG: Final = 2
 EXIT_JOURNAL: Final = 3
 """The journal is damaged or belongs to another table: restarting cannot help."""
 EXIT_IDENTITY: Final = 4
-"""Another controller that started earlier runs this table (MQTT.md): this one yielded."""
+"""Another controller that started earlier runs this table (docs/feed.md): this one yielded."""
 
 
 class JournalError(RuntimeError):
@@ -45,7 +45,7 @@ class JournalCorrupt(JournalError):
 
 
 class IdentityYielded(RuntimeError):
-    """Another controller that started earlier runs this table: this one stopped (MQTT.md)."""
+    """Another controller that started earlier runs this table: this one stopped (docs/feed.md)."""
 
 
 class DuplicateMessageId(ValueError):

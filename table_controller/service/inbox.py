@@ -1,13 +1,13 @@
 """What the table reads from the broker: its own ``ack``, ``replay`` and retained ``status``.
 
-MQTT.md, "What the table reads": an ``ack`` lets the journal prune what a
+docs/feed.md, "What the table reads": an ``ack`` lets the journal prune what a
 recorder has committed; a ``replay`` is answered from the journal with the
 original ids and payloads, and what the table no longer holds raises
 ``REPLAY_UNAVAILABLE`` naming the range. A payload for another table, site or
 epoch, or one that does not validate, is ignored: counted, and logged at most
 once a minute, never acted on.
 
-MQTT.md, "One controller per table": the table watches its own retained
+docs/feed.md, "One controller per table": the table watches its own retained
 ``status``. Another instance online that started earlier means this one is the
 intruder: it yields (``on_yield``). One that started later will yield, so this
 one reconnects at once and says again that it is online.

@@ -1,10 +1,10 @@
 """The durable journal and outbox: one SQLite file per table.
 
 Everything the table knows is rebuilt from the journal after a restart
-(GAME.md, last paragraph): every device input is appended here, and the
+(docs/rules.md, last paragraph): every device input is appended here, and the
 messages it produced are enqueued in the *same* transaction, the input's one
 fsync, before the service acts on the input or publishes anything. Nothing is
-lost when the broker is away or the controller dies (MQTT.md): messages wait
+lost when the broker is away or the controller dies (docs/feed.md): messages wait
 in the outbox and go out, in order, when the broker is back. Checkpoints of
 the engine's state go in the same transaction as the input they follow, so a
 restart replays only the inputs after the latest one.
@@ -14,7 +14,7 @@ Outbox rules
 
 * **Order.** Messages are published in the order they were enqueued (the
   ``seq`` column). Non-retained messages are never dropped, merged or reordered
-  by the outbox; each carries ``feed_seq`` (MQTT.md).
+  by the outbox; each carries ``feed_seq`` (docs/feed.md).
 * **Retained topics coalesce.** For a retained topic (``status``, ``state``,
   ``stats``) only the latest value matters to a subscriber. Enqueueing a
   retained message deletes every *unsent* retained message for the same topic,

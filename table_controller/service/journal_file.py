@@ -1,6 +1,6 @@
 """Opening a journal file: the lock, the pragmas, the check, the schema.
 
-* **One process at a time** (GAME.md, last paragraph): the writer holds an
+* **One process at a time** (docs/rules.md, last paragraph): the writer holds an
   exclusive ``flock`` on ``<file>.lock`` for its whole life and writes who it
   is into that file, so a second process is refused with the holder named.
   Readers (``history``, ``journal verify``) take no lock: WAL lets them read
@@ -155,7 +155,7 @@ def _create(db: sqlite3.Connection) -> None:
         have = db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
         if have is None:
             # A new file is a new journal: a new epoch, so that subscribers
-            # see that event `seq` numbers start again (MQTT.md).
+            # see that event `seq` numbers start again (docs/feed.md).
             now = datetime.now(UTC)
             db.execute("INSERT INTO meta VALUES ('epoch', ?)", (str(uuid.uuid4()),))
             db.execute("INSERT INTO meta VALUES ('created', ?)", (now.isoformat(),))

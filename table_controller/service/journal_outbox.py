@@ -2,7 +2,7 @@
 
 Pruning keeps the disk bounded (issue 11): sent messages, and inputs before a
 checkpoint, go once older than ``keep_days`` and, under ``acked``, acknowledged
-by every recorder (MQTT.md ``ack``). Unsent messages are never pruned.
+by every recorder (docs/feed.md ``ack``). Unsent messages are never pruned.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class OutboxQueries:
             yield Checkpoint(row[0], row[1], row[2])
 
     def record_ack(self, recorder: str, feed_seq: int, *, now: datetime | None = None) -> None:
-        """A recorder committed every message up to ``feed_seq`` (MQTT.md ``ack``)."""
+        """A recorder committed every message up to ``feed_seq`` (docs/feed.md ``ack``)."""
         at = ts(now)
         self._transaction(
             lambda db: db.execute(SQL.UPSERT_ACK, (recorder, feed_seq, at)), synced=False
@@ -108,7 +108,7 @@ class OutboxQueries:
                 bounds.append(int(row[0]) - 1)
             elif keep_rounds > 0:
                 bounds.append(0)
-            # The counter must survive the messages that carried it (MQTT.md).
+            # The counter must survive the messages that carried it (docs/feed.md).
             top = db.execute(SQL.LAST_FEED_SEQ).fetchone()[0]
             if top is not None:
                 db.execute(SQL.SET_META, ("feed_seq_floor", str(int(top))))

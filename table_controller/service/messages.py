@@ -1,4 +1,4 @@
-"""The engine's outputs as outbox messages: envelope, topic, QoS and retain (MQTT.md).
+"""The engine's outputs as outbox messages: envelope, topic, QoS and retain (docs/feed.md).
 
 Ids of events, alerts and round records are derived from the journal's epoch
 and the event ``seq`` (or round id), so a message built again for the same
@@ -6,7 +6,7 @@ event carries the same ``id`` and a subscriber drops the duplicate.
 
 Every non-retained message carries ``feed_seq``: one counter per table and
 epoch across ``events``, ``rounds`` and ``alerts``, +1 per message in outbox
-order (MQTT.md). The factory hands the numbers out; the runner commits them
+order (docs/feed.md). The factory hands the numbers out; the runner commits them
 with the input, and after a failed commit starts again from the journal's.
 
 Events, alerts and round records are on a card's path: they are written as
@@ -35,7 +35,7 @@ from table_controller.service.envelope import Envelope
 from table_controller.service.outbox import OutboxMessage
 
 # The fields of an alert that travel in the ``events`` stream; the whole alert
-# goes to ``alerts`` (MQTT.md).
+# goes to ``alerts`` (docs/feed.md).
 _ALERT_EVENT_FIELDS = ("alert", "code", "severity", "resolved_by")
 _ALERT_FIELDS = (
     "alert",
@@ -86,7 +86,7 @@ class MessageFactory:
         self.currency = cfg.table.currency
         self.rules = cfg.rules.name.value
         self.feed_seq = last_feed_seq
-        # The hash of this epoch's last round record: the next one's ``prev_hash`` (MQTT.md,
+        # The hash of this epoch's last round record: the next one's ``prev_hash`` (docs/feed.md,
         # tamper-evident records). The runner resets it, with feed_seq, on a failed commit.
         self.prev_hash = last_hash
         self._topics = {t: self.envelope.topic(t) for t in Topic}
@@ -172,7 +172,7 @@ class MessageFactory:
         record["started"] = _ms(record["started"])
         record["ended"] = _ms(record["ended"])
         # The record names its feed and currency, and the overrides of its rules profile
-        # (empty when none), so that it stands alone in an auditor's hands (MQTT.md).
+        # (empty when none), so that it stands alone in an auditor's hands (docs/feed.md).
         record["epoch"] = self.epoch
         record["currency"] = self.currency
         record.setdefault("rules_overrides", {})

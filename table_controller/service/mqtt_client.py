@@ -144,18 +144,18 @@ class AckingClient(aiomqtt.Client):
 
 
 def properties(packet: int, *, v5: bool) -> Properties | None:
-    """``content-type: application/json`` and UTF-8 payloads (MQTT.md); None under 3.1.1."""
+    """``content-type: application/json`` and UTF-8 payloads (docs/feed.md); None under 3.1.1."""
     if not v5:
         return None
     props = Properties(packet)  # type: ignore[no-untyped-call]
     props.ContentType = CONTENT_TYPE
-    # 1: the payload is UTF-8 text (JSON, MQTT.md).
+    # 1: the payload is UTF-8 text (JSON, docs/feed.md).
     props.PayloadFormatIndicator = 1
     return props
 
 
 def session_properties() -> tuple[Properties, int]:
-    """CONNECT properties and the will's delay for MQTT 5 (MQTT.md, one controller per table).
+    """CONNECT properties and the will's delay for MQTT 5 (docs/feed.md, one controller per table).
 
     A session that outlives the connection by a little and a will that waits for it: a
     second controller taking the session then does not make the broker publish the first

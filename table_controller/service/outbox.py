@@ -184,7 +184,7 @@ class OutboxMessage:
     """One message waiting for (or done with) the broker.
 
     ``feed_seq`` is set on the non-retained messages (``events``, ``rounds``,
-    ``alerts``): MQTT.md, one counter per table and epoch across the three.
+    ``alerts``): docs/feed.md, one counter per table and epoch across the three.
     """
 
     id: str  # the payload's own `id` (stable across resends)

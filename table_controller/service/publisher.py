@@ -1,4 +1,4 @@
-"""The publisher: drains the journal's outbox to the MQTT broker (``MQTT.md``).
+"""The publisher: drains the journal's outbox to the MQTT broker (``docs/feed.md``).
 
 The service never awaits a publish: it commits messages to the outbox and
 calls :meth:`Publisher.wake`. :meth:`Publisher.run` connects, publishes every
@@ -14,7 +14,7 @@ whenever the connection goes, for as long as the service runs.
   a few seconds for a reconnect to the session (``mqtt_client.py``). A clean
   shutdown calls :meth:`Publisher.publish_final` while connected, then cancels
   :meth:`Publisher.run`, which disconnects cleanly (the broker drops the will).
-* What the journal cannot take while it faults (GAME.md ``JOURNAL_FAULT``) is
+* What the journal cannot take while it faults (docs/rules.md ``JOURNAL_FAULT``) is
   offered from memory (:meth:`Publisher.offer`), ahead of the outbox.
 
 The parts: ``mqtt_client.py`` (aiomqtt, keeping PUBACK reason codes),
@@ -138,7 +138,7 @@ class Publisher(Drain):
         self._on_connect = on_connect
         self._on_refused = on_refused
         self._on_identity_conflict = on_identity_conflict
-        # MQTT.md: the table reads its own ack and replay (and its own retained status).
+        # docs/feed.md: the table reads its own ack and replay (and its own retained status).
         self._subscriptions = subscriptions
         self._on_message = on_message
         self._retry_initial_s = retry_initial_s
@@ -154,7 +154,7 @@ class Publisher(Drain):
         elif mqtt.ca_file is not None:
             log.warning("mqtt.ca_file is set but mqtt.url %s is not mqtts://: no TLS", mqtt.url)
         if not self._v5:
-            # MQTT.md: a 3.1.1 broker acknowledges a publish its access rules
+            # docs/feed.md: a 3.1.1 broker acknowledges a publish its access rules
             # denied as if it had succeeded.
             log.warning(
                 "MQTT 3.1.1 (mqtt.protocol): the broker cannot report refused publishes; "
@@ -184,7 +184,7 @@ class Publisher(Drain):
         self._lost_sending = False
         self._suspect: str | None = None
         self._suspect_losses = 0
-        # Messages the journal cannot take (GAME.md JOURNAL_FAULT): sent from memory,
+        # Messages the journal cannot take (docs/rules.md JOURNAL_FAULT): sent from memory,
         # ahead of the outbox, once; the latest per retained topic.
         self._unjournaled: dict[str, OutboxMessage] = {}
         self._reconnect_now = asyncio.Event()
@@ -209,7 +209,7 @@ class Publisher(Drain):
         self._subscriptions = topics
 
     def reconnect_now(self) -> None:
-        """MQTT.md, one controller per table: the other one yields, so the long back-off
+        """docs/feed.md, one controller per table: the other one yields, so the long back-off
         of a suspected identity conflict ends now."""
         if self.identity_conflict:
             log.info("the other controller of this table yields: reconnecting now")

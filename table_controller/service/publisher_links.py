@@ -7,7 +7,7 @@ fighting for the session. A broker that says so (DISCONNECT 0x8E, "session
 taken over") is believed at once; a broker that just closes the connection
 (Mosquitto 2.0.11 does) is suspected after ``PEER_CLOSES_FOR_CONFLICT`` closes
 in a row of connections that each came up at the first attempt, since a broker
-that is away refuses the reconnect. MQTT.md's rule for two controllers of one
+that is away refuses the reconnect. docs/feed.md's rule for two controllers of one
 table (the later yields) is the inbox's (``inbox.py``); this is the fallback
 when a controller cannot tell.
 """

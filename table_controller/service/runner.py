@@ -11,7 +11,7 @@ Every input goes through :meth:`TableRunner.handle`, which
    and layout lights go to the device tasks' queues, and the publisher is woken.
 
 So the engine never runs ahead of the disk. When the commit fails (disk full,
-I/O error: GAME.md ``JOURNAL_FAULT``) the input is not acted on: presses get
+I/O error: docs/rules.md ``JOURNAL_FAULT``) the input is not acted on: presses get
 ``NAK,<k>,JOURNAL_FAULT``, the console and the log say so, ``status`` shows
 the journal's fault, and :meth:`TableRunner.retry_journal` (the service's
 fault task) tries again until a commit succeeds. Then the fault resolves, the
@@ -21,7 +21,7 @@ latest sensor snapshot is taken again.
 ``handle`` never awaits: device tasks call it as events arrive, so inputs are
 serialised by the event loop and the game never waits for the network.
 
-The retained ``state`` and ``stats`` (latest value wins, MQTT.md) are built
+The retained ``state`` and ``stats`` (latest value wins, docs/feed.md) are built
 apart, by :meth:`TableRunner.flush_views`, which the service calls once the
 inputs that arrived together are handled, and committed without an fsync of
 their own: they are rebuilt from the journal after a crash.
@@ -124,7 +124,7 @@ class TableRunner:
         # The instances that held this journal before: it is locked to one process at a
         # time, so none of them runs now. A retained ``status`` of one of them that still
         # says ``online`` (its delayed last will not yet published) is this table's own
-        # leftover after a crash, not a second controller (MQTT.md, one controller per table).
+        # leftover after a crash, not a second controller (docs/feed.md, one controller per table).
         earlier = journal.meta().get("instances", "")
         self.predecessors = frozenset(filter(None, earlier.split(",")))
         kept = [*earlier.split(",")[-PREDECESSORS_KEPT + 1 :], self.instance]
@@ -230,7 +230,7 @@ class TableRunner:
 
     # -- JOURNAL_FAULT -------------------------------------------------------
     def _refuse(self, inp: Input, detail: str) -> None:
-        """GAME.md JOURNAL_FAULT: the input is not acted on; say so and remember what to redo."""
+        """JOURNAL_FAULT (docs/rules.md): the input is not acted on: say so, keep what to redo."""
         if isinstance(inp, ConsolePress):
             self.console_out.put_nowait(ConsoleReply(inp.k, Refusal.JOURNAL_FAULT))
         elif isinstance(inp, _SHOE_INPUTS):
@@ -377,7 +377,7 @@ class TableRunner:
         self.wake_publisher()
 
     def on_broker_connect(self) -> None:
-        """MQTT.md: status on every connect; state and stats too, so that a table
+        """docs/feed.md: status on every connect; state and stats too, so that a table
         that has just started (or a broker that lost its retained messages)
         shows its phase before anything changes."""
         now = self.clock()

@@ -36,10 +36,10 @@ from table_controller.service.sdnotify import notify, watchdog_interval_s
 log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 1.0
-"""MQTT.md: status when the outbox figures change, at most once a second."""
+"""docs/feed.md: status when the outbox figures change, at most once a second."""
 FINAL_STATUS_TIMEOUT_S = 3.0
 JOURNAL_RETRY_S = 1.0
-"""GAME.md JOURNAL_FAULT: how often a faulty journal is tried again."""
+"""docs/rules.md JOURNAL_FAULT: how often a faulty journal is tried again."""
 PRUNE_INTERVAL_S = 60.0
 
 
@@ -63,7 +63,7 @@ class TableService:
             raise
         self.runner, self.publisher, self.inbox = table.runner, table.publisher, table.inbox
         self.ready = asyncio.Event()
-        # MQTT.md, one controller per table: set when this one yields to an earlier one.
+        # docs/feed.md, one controller per table: set when this one yields to an earlier one.
         self.yielded: str | None = None
         self._stop: asyncio.Event | None = None
         self.stopping = False
@@ -72,7 +72,7 @@ class TableService:
         self._status_figures: dict[str, object] | None = None
 
     def _on_connect(self) -> None:
-        # MQTT.md: status on every connect. At a clean stop the publisher connects
+        # docs/feed.md: status on every connect. At a clean stop the publisher connects
         # once more only to say the table is offline; an "online" status enqueued
         # then would replace that unsent retained value in the outbox.
         if self.stopping:
@@ -206,7 +206,7 @@ class TableService:
             self.runner.flush_views()
 
     async def _journal_fault_task(self) -> None:
-        """GAME.md JOURNAL_FAULT: the table recovers by itself once commits succeed."""
+        """docs/rules.md JOURNAL_FAULT: the table recovers by itself once commits succeed."""
         while True:
             await self.runner.fault_raised.wait()
             while not self.runner.retry_journal():  # noqa: ASYNC110 (polls the disk)

@@ -10,7 +10,7 @@ The figures are for ONE position playing from a freshly shuffled shoe:
 
 - the main wager with the player always going to war, and always surrendering,
   per unit of INITIAL wager. Going to war puts up a war wager equal to the
-  initial wager (GAME.md, "war wager amount"): that extra money is not in the
+  initial wager (docs/rules.md, "war wager amount"): that extra money is not in the
   base, so the edge is what the house keeps of every unit first put down;
 - the tie wager, per unit of tie wager;
 - the tie wager on the war deal (§(i)(5), only where the profile allows it),
@@ -201,7 +201,7 @@ def war_outcomes(counts: tuple[int, ...]) -> Outcomes:
 
 
 def war_net(s: WarSettlement) -> Fraction:
-    """Net per unit of initial wager: the war wager equals the initial (GAME.md)."""
+    """Net per unit of initial wager: the war wager equals the initial (docs/rules.md)."""
     return s.initial.net_per_unit + s.war.net_per_unit
 
 

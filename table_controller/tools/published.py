@@ -1,7 +1,7 @@
 """Figures that sources print, kept as data and compared with the exact computation.
 
 A figure that does not follow from its source's own written rule shows up as a
-note (GAME.md: the UK outline's 2.33 % is the `standard` war-tie bonus) instead
+note (docs/rules.md: the UK outline's 2.33 % is the `standard` war-tie bonus) instead
 of being repeated.
 """
 

@@ -182,7 +182,7 @@ RECORDERS = {"rec-1": "main-floor"}
 
 
 def topic(table: str, leaf: str = "status", *, site: str | None = None) -> str:
-    """A topic under a table's prefix (MQTT.md: casino/{site}/table/{table})."""
+    """A topic under a table's prefix (docs/feed.md: casino/{site}/table/{table})."""
     return f"casino/{site or TABLES[table]}/table/{table}/{leaf}"
 
 

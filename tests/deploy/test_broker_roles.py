@@ -1,4 +1,4 @@
-"""The three roles of MQTT.md ("Who may do what on the broker") on the shipped broker.
+"""The three roles of docs/feed.md ("Who may do what on the broker") on the shipped broker.
 
 A table writes its own six leaves and reads its own ack and replay; a pit display
 reads its site and writes nothing; a recorder reads its site and writes only ack and

@@ -3,7 +3,7 @@
 Tables publish over TLS and only their own six topics; pit displays read their site
 and write nothing; nobody else gets in (each role in full: test_broker_roles.py).
 Refusals are seen both by
-what a pit display receives and by the MQTT 5 PUBACK reason code (MQTT.md).
+what a pit display receives and by the MQTT 5 PUBACK reason code (docs/feed.md).
 
 "Nothing arrived" is decided without waiting for a timeout: after the refused
 publish, a permitted message (a sentinel) goes to the same subscriber, and
@@ -90,7 +90,7 @@ def test_tables_at_two_sites_each_publish_their_own(
         topic("war-07", ""),  # an empty last level
         topic("war-07", "ack"),  # the recorders' topics, which it only reads
         topic("war-07", "replay"),
-        topic("war-07", "config"),  # a leaf MQTT.md does not list
+        topic("war-07", "config"),  # a leaf docs/feed.md does not list
     ],
 )
 @pytest.mark.parametrize("retain", [False, True], ids=["live", "retained"])
@@ -220,7 +220,7 @@ def test_removed_table_loses_access_and_its_retained_status(pit_ca: PitCa) -> No
 
 
 def _status(table_id: str) -> bytes:
-    """A `table-status/1` payload as MQTT.md describes it."""
+    """A `table-status/1` payload as docs/feed.md describes it."""
     return json.dumps(
         {
             "schema": "table-status/1",

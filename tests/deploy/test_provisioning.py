@@ -63,7 +63,7 @@ def test_shipped_acl_template_grants_nothing() -> None:
 
 
 def _table_rules(site: str, table: str) -> list[str]:
-    """MQTT.md: the six leaves written (status also read back), ack and replay read."""
+    """docs/feed.md: the six leaves written (status also read back), ack and replay read."""
     base = f"casino/{site}/table/{table}"
     return [
         f"topic readwrite {base}/status",

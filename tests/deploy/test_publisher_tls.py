@@ -119,7 +119,7 @@ async def test_publisher_sees_the_broker_refuse_another_tables_topic(
         async with asyncio.timeout(WAIT_S):
             await publisher.drained()
     assert refused == [(intrusion.id, NOT_AUTHORIZED)]
-    # MQTT.md: the refused message stays in the outbox; the table's own went out.
+    # docs/feed.md: the refused message stays in the outbox; the table's own went out.
     assert journal.outbox_depth() == 1
     assert [(r.message.id, r.reason_code) for r in journal.refusals()] == [
         (intrusion.id, NOT_AUTHORIZED)

@@ -82,7 +82,7 @@ def test_show_text_may_hold_commas() -> None:
 def test_an_ill_formed_press_is_still_a_press_to_be_refused(
     body: str, action: f.ConsoleAction | str, arg: str | None
 ) -> None:
-    """DEVICES.md: every press gets exactly one ACK or NAK, so a press with an unknown
+    """docs/devices.md: every press gets exactly one ACK or NAK, so a press with an unknown
     action or a missing or extra argument reaches the game, which refuses it."""
     frame = f.parse_report(body)
     assert frame == f.ButtonFrame(1, action, arg)
@@ -122,7 +122,7 @@ def test_show_text_is_fitted_to_one_frame() -> None:
 
 
 def test_skip_names_the_position_left_out() -> None:
-    # §(h)(3)(iii): DEVICES.md's SKIP,<pos> action.
+    # §(h)(3)(iii): docs/devices.md's SKIP,<pos> action.
     (frame,) = LineDecoder(f.parse_report).feed(
         b"$BTN,4,SKIP,3*%02X\r\n" % checksum(b"BTN,4,SKIP,3")
     )

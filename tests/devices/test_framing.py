@@ -1,4 +1,4 @@
-"""The ``$BODY*CS\\r\\n`` codec: DEVICES.md's examples, round trips, chunking, noise."""
+"""The ``$BODY*CS\\r\\n`` codec: docs/devices.md's examples, round trips, chunking, noise."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from drivers.lineframe.codec import (
 )
 from drivers.shoe import frames as shoe_frames
 
-# Every frame of DEVICES.md "Examples", with the frame it means, each typed by hand.
+# Every frame of docs/devices.md "Examples", with the frame it means, each typed by hand.
 SHOE_REPORT_VECTORS = [
     (b"$HELLO,SHOE-0001,1.4.2,0*54\r\n", shoe_frames.HelloFrame("SHOE-0001", "1.4.2", 0)),
     (b"$CARD,1,AS*37\r\n", shoe_frames.CardFrame(1, Card(Rank.ACE, Suit.SPADES))),

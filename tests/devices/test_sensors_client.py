@@ -32,7 +32,7 @@ Layout = dict[tuple[int, int], int | None]
 
 
 def bit(position: int, spot: int) -> int:
-    """DEVICES.md: spot bit index = (position − 1) × 3 + spot."""
+    """docs/devices.md: spot bit index = (position − 1) × 3 + spot."""
     return (position - 1) * 3 + spot
 
 
@@ -78,7 +78,7 @@ async def test_snapshot_with_rfid_values() -> None:
             online, snapshot = await online_with_snapshot(client)
             assert online == BoardOnline(serial="SB-1", product="Sensors")
             assert client.online
-            # The DEVICES.md example: position 1 initial and tie, position 3 initial.
+            # The docs/devices.md example: position 1 initial and tie, position 3 initial.
             assert snapshot.present == 0x43
             assert snapshot.fault == 0
             assert snapshot.values == ((0, 2500), (1, 500), (6, 1000))

@@ -35,7 +35,7 @@ from drivers.sensors.simusb import (
     encode_message,
 )
 
-# ---------------------------------------------------------------- DEVICES.md vectors
+# ---------------------------------------------------------------- docs/devices.md vectors
 
 SPOTS_VECTOR = bytes.fromhex("01 05 43000000 00000000")
 VALUES_VECTOR = bytes.fromhex("02 05 03 00 c4090000 01 f4010000 06 e8030000")
@@ -234,7 +234,7 @@ def test_assembler_emits_each_change_once_and_ignores_heartbeats(
     states: list[tuple[dict[int, int], int, int, bool]], rfid: bool, first_seq: int
 ) -> None:
     """A board's stream — VALUES, SPOTS, heartbeats per change — gives one snapshot per change;
-    a change whose VALUES went missing shows every value unknown (DEVICES.md)."""
+    a change whose VALUES went missing shows every value unknown (docs/devices.md)."""
     assembler = SnapshotAssembler()
     expected: list[tuple[int, int, tuple[tuple[int, int], ...] | None]] = []
     got: list[tuple[int, int, tuple[tuple[int, int], ...] | None]] = []
@@ -274,7 +274,7 @@ def test_values_wait_for_the_spots_report_of_their_seq() -> None:
     assert assembler.feed(SpotsReport(4, 0b1, 0)) is None
     snapshot = assembler.feed(SpotsReport(5, 0b1001, 0))
     assert snapshot == SpotsSnapshot(5, 0b1001, 0, ((0, 500), (3, 100)))
-    # DEVICES.md: a later change without VALUES of its seq leaves every value unknown.
+    # docs/devices.md: a later change without VALUES of its seq leaves every value unknown.
     assert assembler.feed(SpotsReport(6, 0b1000, 0)) == SpotsSnapshot(6, 0b1000, 0, None)
 
 

@@ -155,7 +155,7 @@ def test_hello_below_what_was_taken_is_a_reboot() -> None:
 
 
 def test_a_reboot_with_nothing_read_is_reported_and_restarts_the_count() -> None:
-    """DEVICES.md: the counter starts again; nothing to resend, but the controller numbering
+    """docs/devices.md: the counter starts again; nothing to resend, but the controller numbering
     reads after the driver must start again too, and reads before the reboot may be lost."""
     p = connected()
     feed(p, card(1), card(2))
@@ -167,7 +167,7 @@ def test_a_reboot_with_nothing_read_is_reported_and_restarts_the_count() -> None
 
 
 def test_a_heartbeat_whose_count_went_back_is_corrupt_and_counts_for_nothing() -> None:
-    # DEVICES.md, frame plausibility: only a HELLO announces a reboot.
+    # docs/devices.md, frame plausibility: only a HELLO announces a reboot.
     p = connected()
     feed(p, StatusFrame(0, OK), now=0.5)
     feed(p, card(1), card(2), card(3))
@@ -351,7 +351,7 @@ class ShoeLink(RuleBasedStateMachine):
         if lose:
             self.reliable_resends = False
             return
-        kept = self.shoe[-64:]  # DEVICES.md: the shoe keeps the last 64 reads
+        kept = self.shoe[-64:]  # docs/devices.md: the shoe keeps the last 64 reads
         if kept and kept[0].n > start:
             self.reliable_resends = False
         for frame in kept:

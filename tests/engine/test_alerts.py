@@ -1,4 +1,4 @@
-"""Every alert of GAME.md's table: when it is raised, its severity, how it is resolved."""
+"""Every alert of docs/rules.md's table: when it is raised, its severity, how it is resolved."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_past_posting_chips_added_to_a_playing_spot_after_no_more_bets() -> None
     assert t.records() == [], "nothing is settled while held"
     t.ok("CONFIRM")
     assert not t.state.held
-    # GAME.md: after a confirmed PAST_POSTING the wager settles at its latched amount.
+    # docs/rules.md: after a confirmed PAST_POSTING the wager settles at its latched amount.
     assert t.wager(1, "initial")["amount"] == 1000
     assert t.wager(1, "initial")["net"] == 1000
     assert alert.data["alert"] in t.record()["alerts"]
@@ -78,7 +78,7 @@ def test_past_posting_raised_once_while_open() -> None:
 
 
 def test_war_and_tie_spots_may_change_during_the_tie_decision() -> None:
-    """GAME.md: PAST_POSTING except the war / war-tie spots in tie_decision."""
+    """docs/rules.md: PAST_POSTING except the war / war-tie spots in tie_decision."""
     t = _dealing(p1=(1000, 100, None), p2=(1000, None, None))
     t.cards(["9H", "KH", "9S"])
     t.put(1, WAR, 1000)
@@ -125,7 +125,7 @@ def test_wager_lowered_in_value_is_removed() -> None:
 
 
 def test_settled_spots_change_freely() -> None:
-    """GAME.md: a spot's chips may change without an alert once its wager is settled."""
+    """docs/rules.md: a spot's chips may change without an alert once its wager is settled."""
     t = _dealing(p1=(1000, 100, None), p2=(1000, 100, None))
     t.cards(["3H", "9H", "9S"])  # P1 lost (settled), P2 tied
     assert t.phase() is Phase.TIE_DECISION
@@ -224,7 +224,7 @@ def test_card_without_a_misread_is_not_now() -> None:
 
 
 def test_sh1_a_misread_burn_card_needs_no_dealer_and_stays_unknown() -> None:
-    """§(h)(1) over GAME.md: a burn card's rank is revealed to no one, so no MISREAD."""
+    """§(h)(1) over docs/rules.md: a burn card's rank is revealed to no one, so no MISREAD."""
     t = Table.of(NY)
     t.ok("SHUFFLED")
     t.bets({1: (1000, None, None)})
@@ -242,7 +242,7 @@ def test_sh1_a_misread_burn_card_needs_no_dealer_and_stays_unknown() -> None:
 
 
 def test_shoe_read_gap_with_wagers_latched() -> None:
-    """GAME.md: a gap a resend did not fill is critical; the lost card takes its place in
+    """docs/rules.md: a gap a resend did not fill is critical; the lost card takes its place in
     the deal as a misread, so the cards after it are not dealt one place off."""
     t = _dealing()  # the burn, 2C, is drawn (§(h)(1))
     out = t.feed(ReadGap(t.at(), t.n + 1, "resend_timeout"))
@@ -265,7 +265,7 @@ def test_shoe_read_gap_with_wagers_latched() -> None:
 
 
 def test_shoe_read_gap_between_rounds_is_critical_and_takes_the_burn() -> None:
-    """GAME.md lists SHOE_READ_GAP whatever the phase; a lost read with a burn due is that
+    """docs/rules.md lists SHOE_READ_GAP whatever the phase; a lost read with a burn due is that
     burn, unseen (§(h)(1)), so the deal that follows starts with the right card."""
     t = Table.of(NY)
     t.ok("SHUFFLED")  # a burn card is due (§(h)(1))
@@ -335,7 +335,7 @@ def test_device_offline_holds_and_device_online_resolves() -> None:
     t.cards(["KH", "4D"])
     assert t.records() == []
     out = t.feed(DeviceOnline(t.at(), "sensors"))
-    # GAME.md: with wagers in action the board is back only once its first
+    # docs/rules.md: with wagers in action the board is back only once its first
     # complete snapshot has been compared with them.
     assert not t.alerts(out=out)
     assert t.state.held

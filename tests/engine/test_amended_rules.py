@@ -1,4 +1,4 @@
-"""The amended rules of GAME.md: never settle on what the devices cannot vouch for.
+"""The amended rules of docs/rules.md: never settle on what the devices cannot vouch for.
 
 Each test names the clause it checks and the case of the review it answers
 (the cases were reproduced on the engine before the amendment).
@@ -50,7 +50,7 @@ def _live_texts(t: Table) -> str:
 
 
 def test_case1_a_value_less_snapshot_is_wager_unverified() -> None:
-    """GAME.md "latched amount", §(g)(2): a value unknown in action is WAGER_UNVERIFIED."""
+    """docs/rules.md "latched amount", §(g)(2): a value unknown in action is WAGER_UNVERIFIED."""
     t = _latched(p1=(50000, None, None))
     t.rfid = False  # one snapshot without values, as after a reconnect
     out = t.snapshot()
@@ -64,7 +64,7 @@ def test_case1_a_value_less_snapshot_is_wager_unverified() -> None:
 
 
 def test_case1_a_lowered_wager_across_a_value_less_snapshot_is_caught() -> None:
-    """GAME.md: compared with the latched amount, never only with the previous snapshot."""
+    """docs/rules.md: compared with the latched amount, never only with the previous snapshot."""
     t = _latched(p1=(50000, None, None))
     t.rfid = False
     t.snapshot()
@@ -75,12 +75,12 @@ def test_case1_a_lowered_wager_across_a_value_less_snapshot_is_caught() -> None:
     t.cards(["KH", "4D"])
     assert t.records() == [], "never settled while the change is unanswered"
     t.ok("CONFIRM")
-    # GAME.md: after a confirmed WAGER_REMOVED the wager settles at its latched amount.
+    # docs/rules.md: after a confirmed WAGER_REMOVED the wager settles at its latched amount.
     assert t.wager(1, "initial")["amount"] == 50000
 
 
 def test_case1_a_change_in_two_snapshots_is_still_caught() -> None:
-    """GAME.md: a change that arrives in several snapshots is caught against the latch."""
+    """docs/rules.md: a change that arrives in several snapshots is caught against the latch."""
     t = _latched(p1=(50000, None, None))
     t.chips[bit(1, INITIAL)] = None  # the value goes missing, the chips stay
     t.snapshot()
@@ -90,7 +90,7 @@ def test_case1_a_change_in_two_snapshots_is_still_caught() -> None:
 
 
 def test_case1_unverified_resolves_itself_when_the_latched_amount_shows_again() -> None:
-    """GAME.md: WAGER_UNVERIFIED resolves itself, resolved_by SNAPSHOT."""
+    """docs/rules.md: WAGER_UNVERIFIED resolves itself, resolved_by SNAPSHOT."""
     t = _latched(p1=(50000, None, None))
     t.rfid = False
     t.snapshot()
@@ -104,7 +104,7 @@ def test_case1_unverified_resolves_itself_when_the_latched_amount_shows_again() 
 
 
 def test_case1_a_board_back_mid_round_counts_as_back_after_a_complete_snapshot() -> None:
-    """GAME.md: DEVICE_ONLINE alone does not end the hold while wagers are in action."""
+    """docs/rules.md: DEVICE_ONLINE alone does not end the hold while wagers are in action."""
     t = _latched(p1=(50000, None, None))
     t.feed(DeviceOffline(t.at(), "sensors", "link closed"))
     # Meanwhile the chips are swapped for a $5 one.
@@ -131,7 +131,7 @@ def test_case1_a_board_back_mid_round_counts_as_back_after_a_complete_snapshot()
 
 
 def test_case2_sg2_the_war_wager_is_guarded_from_the_war_press() -> None:
-    """GAME.md rule 5, §(g)(2): chips added to the war spot after WAR are PAST_POSTING."""
+    """docs/rules.md rule 5, §(g)(2): chips added to the war spot after WAR are PAST_POSTING."""
     t = _latched(UK, p1=(1000, None, None), p2=(1000, None, None))
     t.cards(["9H", "9D", "9C"])  # both tie: P2 still decides after P1's WAR
     t.put(1, WAR, 1000)
@@ -176,7 +176,7 @@ def _config(rules: str, profile: dict[str, Any], **table: Any) -> dict[str, Any]
 def test_case3_ny_overrides_that_leave_the_rule_set_fail_at_start(
     override: dict[str, Any], key: str, clause: str
 ) -> None:
-    """GAME.md "Overrides cannot leave the rule set": the key and the clause are named."""
+    """docs/rules.md "Overrides cannot leave the rule set": the key and the clause are named."""
     with pytest.raises(ConfigError, match=rf"{key}.*{clause}"):
         parse_config(_config("ny", override))
 
@@ -188,7 +188,7 @@ def test_case3_ny_may_raise_its_odds_and_uk_may_change_what_its_outline_leaves_o
 
 
 def test_case3_records_carry_rules_overrides() -> None:
-    """GAME.md: a record of an overridden profile lists the overrides (empty when none)."""
+    """docs/rules.md: a record of an overridden profile lists the overrides (empty when none)."""
     from dataclasses import replace
 
     from table_controller.service.config import overrides_of
@@ -213,7 +213,7 @@ def test_case3_records_carry_rules_overrides() -> None:
 
 
 def test_case4_sh1_the_signed_in_dealer_signing_in_again_burns_nothing() -> None:
-    """GAME.md rule 1, §(h)(1): DEALER naming the dealer signed in is a no-op."""
+    """docs/rules.md rule 1, §(h)(1): DEALER naming the dealer signed in is a no-op."""
     t = _online()
     assert t.state.shoe.burns_due == 0
     out = t.press("DEALER", "D-1")
@@ -232,7 +232,7 @@ def test_case4_sh1_the_signed_in_dealer_signing_in_again_burns_nothing() -> None
 
 
 def test_case5_sh3_a_faulty_initial_sensor_at_the_latch_closes_the_position() -> None:
-    """GAME.md rule 3: critical SENSOR_FAULT before the first card, SHOW, CONFIRM resolves."""
+    """docs/rules.md rule 3: critical SENSOR_FAULT before the first card, SHOW, CONFIRM resolves."""
     t = _online()
     t.bets({1: (500, None, None), 2: (500, None, None), 3: (500, None, None)})
     t.fault(2, INITIAL)
@@ -241,7 +241,7 @@ def test_case5_sh3_a_faulty_initial_sensor_at_the_latch_closes_the_position() ->
     (fault,) = t.raised("SENSOR_FAULT", t.last)
     assert (fault.data["severity"], fault.data["position"]) == ("critical", 2)
     assert "P2 closed: sensor fault" in t.shows()
-    # GAME.md rule 2: the order of the deal, and the spots in play lit.
+    # docs/rules.md rule 2: the order of the deal, and the spots in play lit.
     assert "deal P1 P3 D" in t.shows()
     assert t.lights()[-1] == (1 << bit(1, INITIAL)) | (1 << bit(3, INITIAL))
     assert t.state.held
@@ -260,7 +260,7 @@ def test_case5_sh3_a_faulty_initial_sensor_at_the_latch_closes_the_position() ->
 
 
 def test_case5_a_faulty_initial_sensor_voids_the_tie_wager_with_it() -> None:
-    """GAME.md rule 3: a closed position is not in action: its tie wager is void with it."""
+    """docs/rules.md rule 3: a closed position is not in action: its tie wager is void with it."""
     t = _online()
     t.bets({1: (500, None, None), 2: (500, 100, None)})
     t.fault(2, INITIAL)
@@ -274,7 +274,7 @@ def test_case5_a_faulty_initial_sensor_voids_the_tie_wager_with_it() -> None:
 
 
 def test_case6_sh2_no_more_bets_is_refused_while_the_board_is_offline() -> None:
-    """GAME.md rule 2: NO_MORE_BETS gets NAK DEVICE_OFFLINE while the board is offline."""
+    """docs/rules.md rule 2: NO_MORE_BETS gets NAK DEVICE_OFFLINE while the board is offline."""
     t = _online()
     t.bets({1: (500, None, None)})
     t.feed(DeviceOffline(t.at(), "sensors", "link closed"))
@@ -289,7 +289,7 @@ def test_case6_sh2_no_more_bets_is_refused_while_the_board_is_offline() -> None:
 
 @pytest.mark.parametrize("state", ["DOOR_OPEN", "JAM", "FAULT"])
 def test_case7_a_shoe_fault_while_latched_holds_the_round(state: str) -> None:
-    """GAME.md SHOE_FAULT: critical; CONFIRM only once the shoe reports OK again."""
+    """docs/rules.md SHOE_FAULT: critical; CONFIRM only once the shoe reports OK again."""
     t = _latched(p1=(1000, None, None))
     out = t.feed(ShoeStatus(t.at(), state))
     (alert,) = t.raised("SHOE_FAULT", out)
@@ -303,7 +303,7 @@ def test_case7_a_shoe_fault_while_latched_holds_the_round(state: str) -> None:
 
 
 def test_case7_a_shoe_fault_between_rounds_raises_nothing() -> None:
-    """GAME.md SHOE_FAULT: only while wagers are latched."""
+    """docs/rules.md SHOE_FAULT: only while wagers are latched."""
     t = _online()
     out = t.feed(ShoeStatus(t.at(), "DOOR_OPEN"))
     assert not t.alerts(out=out)
@@ -313,7 +313,7 @@ def test_case7_a_shoe_fault_between_rounds_raises_nothing() -> None:
 
 
 def test_case8_sh1_an_unexpected_card_names_no_rank_on_any_live_feed() -> None:
-    """GAME.md, §(h)(1): an UNEXPECTED_CARD may be a burn: no rank on any live feed."""
+    """docs/rules.md, §(h)(1): an UNEXPECTED_CARD may be a burn: no rank on any live feed."""
     t = _latched(p1=(1000, None, None))
     t.cards(["7H", "7S"])  # a tie: no card is due in tie_decision
     out = t.card("QD")
@@ -330,7 +330,7 @@ def test_case8_sh1_an_unexpected_card_names_no_rank_on_any_live_feed() -> None:
 
 
 def test_case10_sh3iii_skip_moves_the_cards_one_place_on() -> None:
-    """GAME.md rule 3, §(h)(3)(iii): SKIP,<pos> voids its wagers; cards move one place on."""
+    """docs/rules.md rule 3, §(h)(3)(iii): SKIP,<pos> voids its wagers; cards move one place on."""
     t = _latched(p1=(1000, None, None), p2=(1000, 100, None), p3=(1000, None, None))
     t.cards(["KH", "QH"])  # the dealer gave P2 no card: QH went to P3
     assert t.press("SKIP", "2") is None
@@ -349,7 +349,7 @@ def test_case10_sh3iii_skip_moves_the_cards_one_place_on() -> None:
 
 
 def test_case10_skip_of_the_last_position_makes_its_card_the_dealers() -> None:
-    """GAME.md rule 3: the last moved card becomes the dealer's when that is next due."""
+    """docs/rules.md rule 3: the last moved card becomes the dealer's when that is next due."""
     t = _latched(p1=(1000, None, None), p2=(1000, None, None))
     t.cards(["KH", "4D"])  # P2 was skipped: 4D is the dealer's card
     assert t.press("SKIP", "2") is None
@@ -360,7 +360,7 @@ def test_case10_skip_of_the_last_position_makes_its_card_the_dealers() -> None:
 
 
 def test_case10_skip_only_during_the_original_deal() -> None:
-    """GAME.md rule 3: before the dealer's card has been placed; a playing position only."""
+    """docs/rules.md rule 3: before the dealer's card has been placed; a playing position only."""
     t = _latched(p1=(1000, None, None), p2=(1000, None, None))
     assert t.press("SKIP", "5") == "BAD_POSITION"
     t.cards(["KH", "QH", "4D"])
@@ -371,7 +371,7 @@ def test_case10_skip_only_during_the_original_deal() -> None:
 
 
 def test_case11_sh2_dealing_without_no_more_bets_warns_under_ny() -> None:
-    """GAME.md rule 2, §(h)(2): under ny the first card before NO_MORE_BETS is a warning."""
+    """docs/rules.md rule 2, §(h)(2): under ny the first card before NO_MORE_BETS is a warning."""
     t = _online(NY)
     t.bets({1: (1000, None, None)})
     out = t.card("KH")

@@ -1,4 +1,4 @@
-"""Console presses: exactly one answer each, the same answer for a repeated press (DEVICES.md)."""
+"""Console presses: exactly one answer each, the same answer for a repeated press."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ faults, repeated presses and voids. After every input:
 - no wager is settled at an amount other than the one the sensors showed at
   its latch (the WAR press for a war wager), and when a deal completes with a
   wager's spot showing anything else, the dealer has confirmed a critical
-  alert about that wager (GAME.md "latched amount", §(g)(2)).
+  alert about that wager (docs/rules.md "latched amount", §(g)(2)).
 
 At the end the journal replays to the identical state and outputs.
 """
@@ -182,7 +182,7 @@ class TableMachine(RuleBasedStateMachine):
     def _check_latched_amounts(
         self, before: EngineSnapshot, after: EngineSnapshot, out: list[Output]
     ) -> None:
-        """The invariant of GAME.md's latched comparisons (see the module docstring)."""
+        """The invariant of docs/rules.md's latched comparisons (see the module docstring)."""
         for o in out:
             if not isinstance(o, Event):
                 continue

@@ -1,6 +1,6 @@
 """Replay and snapshots: the same inputs rebuild the identical table and outputs.
 
-GAME.md, last paragraph: everything the table knows is rebuilt from the
+docs/rules.md, last paragraph: everything the table knows is rebuilt from the
 journal, from the latest checkpoint of the engine's state and the inputs
 journaled after it.
 """

@@ -1,4 +1,4 @@
-"""The round as a state machine, clause by clause (GAME.md, 9 NYCRR §5324.22)."""
+"""The round as a state machine, clause by clause (docs/rules.md, 9 NYCRR §5324.22)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_sh1_burn_is_drawn_by_the_next_card_and_dealt_to_no_one() -> None:
 
 
 def test_sh1_new_shoe_and_new_dealer_before_one_deal_burn_once() -> None:
-    """§(h)(1), GAME.md: the due burn is a flag, not a count."""
+    """§(h)(1), docs/rules.md: the due burn is a flag, not a count."""
     t = Table.of(NY)
     t.ok("SHUFFLED")
     t.ok("DEALER", "D-7")
@@ -99,7 +99,7 @@ def test_sh1_burn_new_shoe_from_the_profile() -> None:
 
 @pytest.mark.parametrize("action", ["SHUFFLED", "DEALER"])
 def test_sh1_shuffle_and_dealer_only_between_rounds(action: str) -> None:
-    """GAME.md 1: SHUFFLED and DEALER are refused NOT_NOW once wagers are latched."""
+    """docs/rules.md 1: SHUFFLED and DEALER are refused NOT_NOW once wagers are latched."""
     t = Table.of(NY)
     t.open_shoe()
     t.bets({1: (500, None, None)})
@@ -331,7 +331,7 @@ def test_si5_nobody_at_war_ends_the_round() -> None:
 
 
 def test_si5_war_wager_is_the_war_spot_value_at_the_press() -> None:
-    """GAME.md 5: the war wager is the war spot's value when WAR is pressed."""
+    """docs/rules.md 5: the war wager is the war spot's value when WAR is pressed."""
     t = Table.of(UK)
     t.open_shoe()
     t.bets({1: (500, None, None), 2: (500, None, None)})
@@ -374,7 +374,7 @@ def test_si5_no_war_tie_wager_where_the_profile_forbids_it(rules: RulesProfile) 
 
 
 def test_round_end_chips_left_are_the_next_rounds_wagers() -> None:
-    """GAME.md 7: chips left on a spot after the round are the next round's wagers."""
+    """docs/rules.md 7: chips left on a spot after the round are the next round's wagers."""
     t = Table.of(NY)
     t.open_shoe()
     t.bets({1: (500, None, None)})
@@ -439,7 +439,7 @@ def test_sh4_a_card_in_shuffle_due_is_unexpected() -> None:
 
 
 def test_phase_sequence_of_a_war_round() -> None:
-    """GAME.md: shuffle_due → betting → dealing → tie_decision → war_dealing → betting."""
+    """docs/rules.md: shuffle_due → betting → dealing → tie_decision → war_dealing → betting."""
     t = Table.of(STANDARD)
     phases = [t.state.phase]
     t.ok("SHUFFLED")
@@ -464,7 +464,7 @@ def test_phase_sequence_of_a_war_round() -> None:
 
 
 def test_chips_on_a_non_playing_position_after_the_latch_join_the_next_round() -> None:
-    """GAME.md 3: a LATE_WAGER warning; the chips are the next round's wager."""
+    """docs/rules.md 3: a LATE_WAGER warning; the chips are the next round's wager."""
     t = Table.of(NY)
     t.open_shoe()
     t.bets({1: (500, None, None)})
@@ -493,7 +493,7 @@ def test_si1_original_deal_pays_one_to_one_in_every_profile(rules: RulesProfile)
 
 
 def test_last_read_n_is_the_last_read_taken() -> None:
-    """The service resumes the shoe from state.last_read_n (DEVICES.md)."""
+    """The service resumes the shoe from state.last_read_n (docs/devices.md)."""
     t = Table.of(NY)
     t.open_shoe()
     t.bets({1: (500, None, None)})

@@ -1,4 +1,4 @@
-"""Settlement per profile, checked against GAME.md's table (values written from the spec)."""
+"""Settlement per profile, checked against docs/rules.md's table (values written from the spec)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .helpers import WAR, Table
 
 PROFILES = {"ny": NY, "uk": UK, "standard": STANDARD}
 
-# GAME.md "Settlement arithmetic": (initial result, npu, odds) / (war result, npu, odds).
+# docs/rules.md "Settlement arithmetic": (initial result, npu, odds) / (war result, npu, odds).
 # The odds of a wager that did not win are the posted odds ("2:1" for the NY war wager).
 SPEC_TABLE: dict[tuple[str, str], tuple[tuple[str, int, str], tuple[str, int, str]]] = {
     ("ny", "win"): (("lose", -1, "1:1"), ("win", 2, "2:1")),
@@ -28,7 +28,7 @@ SPEC_TABLE: dict[tuple[str, str], tuple[tuple[str, int, str], tuple[str, int, st
     ("standard", "tie"): (("win", 1, "1:1"), ("win", 1, "1:1")),
     ("standard", "lose"): (("lose", -1, "1:1"), ("lose", -1, "1:1")),
 }
-# GAME.md, profile table: net per unit on war win / war tie / war loss.
+# docs/rules.md, profile table: net per unit on war win / war tie / war loss.
 SPEC_WAR_NET: dict[str, dict[str, int]] = {
     "ny": {"win": 1, "tie": 3, "lose": -2},
     "uk": {"win": 1, "tie": 1, "lose": -2},
@@ -59,7 +59,7 @@ def _triple(w: dict[str, Any]) -> tuple[str, int | float, str]:
     ids=[f"{p}-war_{o}" for p, o in sorted(SPEC_TABLE)],
 )
 def test_si5ii_war_settlement_matches_the_spec_table(profile: str, war_outcome: str) -> None:
-    """§(i)(5)(ii), GAME.md: each profile's war accounting, wager by wager."""
+    """§(i)(5)(ii), docs/rules.md: each profile's war accounting, wager by wager."""
     t = _war_round(PROFILES[profile], war_outcome, 2000)
     pos = t.position(1)
     assert pos["outcome"] == "tie"
@@ -93,7 +93,7 @@ def test_si3i_surrender_returns_half_rounded_down(profile: str, amount: int, net
 
 
 def test_presence_only_board_settles_per_unit_only() -> None:
-    """GAME.md: without chip values, amount and net are null and net_per_unit is known."""
+    """docs/rules.md: without chip values, amount and net are null and net_per_unit is known."""
     t = Table.of(NY, rfid=False)
     t.open_shoe()
     t.bets({1: (100, 100, None), 2: (100, None, None)})
@@ -110,7 +110,7 @@ def test_presence_only_board_settles_per_unit_only() -> None:
 
 
 def test_record_shape_matches_mqtt_md() -> None:
-    """MQTT.md's example round: burn, 7H to P1, 7S to the dealer, surrender, tie wager won."""
+    """docs/feed.md's example round: burn, 7H to P1, 7S to the dealer, surrender, tie wager won."""
     t = Table.of(NY)
     t.ok("SHUFFLED")
     t.ok("DEALER", "D-114")

@@ -1,4 +1,4 @@
-"""Seeded simulations through the real engine land on GAME.md's exact house edges."""
+"""Seeded simulations through the real engine land on docs/rules.md's exact house edges."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from table_controller.engine import simulate
 from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
-# GAME.md "Exact house edges" (6 decks, one position, always going to war).
+# docs/rules.md "Exact house edges" (6 decks, one position, always going to war).
 EXACT_WAR = {"standard": 0.023301, "uk": 0.028771, "ny": 0.017830}
 EXACT_TIE_BET = 0.186495
 EXACT_SURRENDER = 0.036977

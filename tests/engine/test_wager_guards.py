@@ -12,7 +12,7 @@ from .helpers import TIE, WAR, Table
 
 def test_sh1_a_foreign_burn_card_is_not_named_in_its_alert() -> None:
     """§(h)(1): the burn card's rank is revealed to no one; the live feeds carry it
-    without rank (GAME.md), and an alert is a live feed."""
+    without rank (docs/rules.md), and an alert is a live feed."""
     t = Table.of(STANDARD, decks=1)
     t.open_shoe()
     t.bets({1: (2500, None, None)})
@@ -40,7 +40,7 @@ def _tied_at_war(rules: RulesProfile, *, faulty: int | None = None) -> Table:
 
 
 def test_a_faulty_war_sensor_holds_the_round_when_the_war_wager_goes_into_action() -> None:
-    """GAME.md: SENSOR_FAULT is critical if the spot plays; never settle on uncertain data."""
+    """docs/rules.md: SENSOR_FAULT is critical if the spot plays; never settle on uncertain data."""
     t = _tied_at_war(NY, faulty=WAR)
     assert not t.state.held
     t.put(1, WAR, 2500)
@@ -90,7 +90,7 @@ def _two_ties(rules: RulesProfile) -> Table:
 
 @pytest.mark.parametrize("rules", [NY, UK], ids=["ny", "uk"])
 def test_sg2_war_chips_taken_back_before_the_last_decision(rules: RulesProfile) -> None:
-    """§(g)(2): no player shall remove or alter a wager until it is decided; GAME.md
+    """§(g)(2): no player shall remove or alter a wager until it is decided; docs/rules.md
     exempts only chips added to the war spot in tie_decision."""
     t = _two_ties(rules)
     out = t.take(1, WAR)
@@ -99,7 +99,7 @@ def test_sg2_war_chips_taken_back_before_the_last_decision(rules: RulesProfile) 
 
 
 def test_sg2_a_war_wager_raised_after_the_war_press_is_past_posting() -> None:
-    """GAME.md rule 5, §(g)(2): from the WAR press on, the war spot is guarded (issue case 2)."""
+    """Rule 5, §(g)(2): from the WAR press on, the war spot is guarded (issue case 2)."""
     t = _two_ties(NY)
     out = t.put(1, WAR, 3000)
     (alert,) = t.raised("PAST_POSTING", out)
@@ -111,12 +111,12 @@ def test_sg2_a_war_wager_raised_after_the_war_press_is_past_posting() -> None:
     t.ok("CONFIRM")
     t.ok("SURRENDER", "2")
     t.cards(["2D", "3D", "4D", "KH", "2S"])
-    # GAME.md: after a confirmed PAST_POSTING the wager settles at its latched amount.
+    # docs/rules.md: after a confirmed PAST_POSTING the wager settles at its latched amount.
     assert t.wager(1, "war")["amount"] == 2500
 
 
 def test_a_lowered_war_wager_settles_at_its_amount_once_confirmed() -> None:
-    """GAME.md: after a confirmed WAGER_REMOVED the wager settles at its latched amount."""
+    """docs/rules.md: after a confirmed WAGER_REMOVED the wager settles at its latched amount."""
     t = _two_ties(NY)
     out = t.put(1, WAR, 500)
     assert t.raised("WAGER_REMOVED", out)
@@ -140,7 +140,7 @@ def test_a_lowered_war_wager_settles_at_its_amount_once_confirmed() -> None:
 def test_an_ill_formed_press_is_refused_not_ignored(
     action: str, arg: str | None, reason: str
 ) -> None:
-    """DEVICES.md: every press gets exactly one ACK or NAK."""
+    """docs/devices.md: every press gets exactly one ACK or NAK."""
     t = Table.of(NY)
     t.open_shoe()
     t.bets({1: (2500, None, None)})

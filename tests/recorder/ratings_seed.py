@@ -116,7 +116,7 @@ class Seeder:
         self.feed_seq = 0
         self.event_seq = 0
         self.records: list[dict[str, Any]] = []
-        self.sealed = sealed  # records carry prev_hash and hash (MQTT.md)
+        self.sealed = sealed  # records carry prev_hash and hash (docs/feed.md)
         self.prev_hash: str | None = None
 
     def _envelope(self, schema: str, at: datetime) -> dict[str, Any]:

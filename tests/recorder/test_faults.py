@@ -104,7 +104,7 @@ async def test_c_postgresql_stopped_while_tables_deal(
             await halfway.wait()
             await asyncio.to_thread(own_postgres.stop)
             await dealer
-            # A database that is down stops the acks, not the tables (RECORDER.md).
+            # A database that is down stops the acks, not the tables (docs/recorder.md).
             assert all(t.acked < t.last_feed_seq for t in tables)
             await asyncio.to_thread(own_postgres.start)
             await _settled(tables)

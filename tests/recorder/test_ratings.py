@@ -21,7 +21,7 @@ LOSE = Seat(5000, "lose", tie=100)
 
 
 def expected_theo(rules: RulesName, decks: int, seats: list[Seat]) -> Fraction:
-    """RECORDER.md's formula, written out from the odds tool's figures."""
+    """docs/recorder.md's formula, written out from the odds tool's figures."""
     e = house_edges(PROFILES[rules], decks)
     ties = [s for s in seats if s.decision is not None]
     p = Fraction(sum(s.decision == "war" for s in ties), len(ties))

@@ -1,5 +1,5 @@
 """The rig's line faults do what the scenario steps say: one flipped bit is caught by
-the checksum, the same bit flipped twice is not (DEVICES.md, line framing)."""
+the checksum, the same bit flipped twice is not (docs/devices.md, line framing)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The table is the production service with simulated devices (``TableRig``); its
 broker is a real mosquitto that a test may SIGKILL, SIGSTOP and SIGCONT. The end
 of every test is the same check: every message the journal's outbox ever held
 reached the subscriber, and anything that came twice carried the same ``id``,
-so the subscriber dropped it (MQTT.md: at least once, duplicates dropped by id).
+so the subscriber dropped it (docs/feed.md: at least once, duplicates dropped by id).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ back they all arrive, each ``id`` once after de-duplication, with event ``seq`` 
 
 While the broker is away the test cannot watch MQTT, so it paces the table by what it can see
 at the table: cards go through the shoe in order, the first card of a deal latches the wagers
-left on the layout (GAME.md, round step 2), and a tie is answered when the console shows it.
+left on the layout (docs/rules.md, round step 2), and a tie is answered when the console shows it.
 """
 
 from __future__ import annotations

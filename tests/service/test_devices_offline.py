@@ -1,4 +1,4 @@
-"""A device unplugged mid-round holds the round; plugged back, play resumes (GAME.md alerts).
+"""A device unplugged mid-round holds the round; plugged back, play resumes (docs/rules.md alerts).
 
 Unplugging is real: the shoe's and the console's simulators stop serving their TCP port, the
 sensor board's simulator closes its simusb connection and refuses new ones. The controller is
@@ -109,7 +109,7 @@ async def test_unplugged_device_holds_the_round_until_it_is_back(
 
     offline = _device_alerts(obs, "DEVICE_OFFLINE", device)
     online = _device_alerts(obs, "DEVICE_ONLINE", device)
-    # One alert, raised then resolved by the device's return (GAME.md).
+    # One alert, raised then resolved by the device's return (docs/rules.md).
     assert [(a["severity"], a["resolved_by"]) for a in offline] == [
         ("critical", None),
         ("critical", "DEVICE_ONLINE"),

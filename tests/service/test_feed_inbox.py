@@ -1,4 +1,4 @@
-"""MQTT.md against a real Mosquitto: ``feed_seq`` across events, rounds and alerts; the table
+"""docs/feed.md against a real Mosquitto: ``feed_seq`` across events, rounds and alerts; the table
 reads its own ``ack`` and ``replay``, ignores another table's, answers a replay with the
 original ids and raises ``REPLAY_UNAVAILABLE`` for what it does not hold."""
 

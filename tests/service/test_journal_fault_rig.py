@@ -1,4 +1,4 @@
-"""GAME.md JOURNAL_FAULT with the real devices: the journal's disk (a 2 MB tmpfs) filled to the
+"""JOURNAL_FAULT with the real devices: the journal's disk (a 2 MB tmpfs) filled to the
 brim mid-round. The card read meanwhile is not acted on and a press gets
 ``NAK,<k>,JOURNAL_FAULT``; once there is room the table goes on by itself and the read comes
 back from the shoe by ``RESEND``, published like any other."""

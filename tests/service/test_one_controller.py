@@ -1,4 +1,4 @@
-"""MQTT.md, one controller per table, against a real Mosquitto: of two controllers started as
+"""docs/feed.md, one controller per table, against a real Mosquitto: of two controllers started as
 the same table the later one yields and exits naming the other, and the earlier one stays
 online; two tables with the same id at different sites never clash."""
 

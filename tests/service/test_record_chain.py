@@ -1,4 +1,4 @@
-"""Tamper-evident records (MQTT.md): the table chains its round records as it journals
+"""Tamper-evident records (docs/feed.md): the table chains its round records as it journals
 them, and the chain goes on across a restart."""
 
 from __future__ import annotations

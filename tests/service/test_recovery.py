@@ -4,7 +4,7 @@ The controller runs as a child process (``table-controller run``) against a real
 the three simulators. It is killed once, in the phase the test names, while the table goes on
 (a bet placed, a card drawn, a button pressed while it is down); a new process on the same
 config and journal must resume that same round — cards dealt, wagers latched, decisions made,
-open alerts still open — and finish it exactly as GAME.md and §5324.22 say, with the event
+open alerts still open — and finish it exactly as docs/rules.md and §5324.22 say, with the event
 ``seq`` continuing and nothing lost on MQTT.
 """
 
@@ -179,7 +179,7 @@ class PowerCut:
     """Kills the controller at one named phase; elsewhere lets the table go on.
 
     ``console_too``: the console loses power as well, so its press numbering starts
-    again while the controller is down (DEVICES.md).
+    again while the controller is down (docs/devices.md).
     """
 
     def __init__(self, rig: TableRig, phase: str, *, console_too: bool = False) -> None:

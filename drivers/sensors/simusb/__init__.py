@@ -1,6 +1,6 @@
 """A pyusb backend that reaches a bet-sensor board over TCP: ``simusb://host:port``.
 
-DEVICES.md ("The simulated board over TCP") lets a simulator or a test rig
+docs/devices.md ("The simulated board over TCP") lets a simulator or a test rig
 stand in for the USB board. This module is a real ``usb.backend.IBackend``, so
 the driver runs the very same pyusb calls it runs against libusb —
 ``usb.core.find(idVendor=…, idProduct=…, backend=…)``, ``claim_interface``,

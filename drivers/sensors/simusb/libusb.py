@@ -1,6 +1,6 @@
 """What the simusb backend shows pyusb: libusb's error codes and the board's descriptors.
 
-The descriptors are the board's (DEVICES.md): one configuration, interface 0
+The descriptors are the board's (docs/devices.md): one configuration, interface 0
 (vendor class) with interrupt IN ``0x81`` and interrupt OUT ``0x01``, 64-byte
 packets; string descriptors answer the product and serial of the ``device``
 message.

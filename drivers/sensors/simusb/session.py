@@ -81,7 +81,7 @@ class Session:
         return self._alive
 
     def handshake(self, timeout_s: float) -> DeviceMessage:
-        """Read the board's ``device`` message, which DEVICES.md puts first."""
+        """Read the board's ``device`` message, which docs/devices.md puts first."""
         deadline = time.monotonic() + timeout_s
         with self._rx_lock:
             while not self._lines:

@@ -1,4 +1,4 @@
-"""The simusb wire (DEVICES.md, "The simulated board over TCP"): one JSON message a line.
+"""The simusb wire (docs/devices.md, "The simulated board over TCP"): one JSON message a line.
 
 Pure: messages to and from bytes, and a capped line splitter. Shared by the
 pyusb backend and the simulated board.

@@ -1,4 +1,4 @@
-"""Ratings, pace, hold and the records' hash chain (``RECORDER.md``, "Ratings, pace and hold").
+"""Ratings, pace, hold and the records' hash chain (``docs/recorder.md``, "Ratings, pace and hold").
 
 Everything here is computed from what the recorder stored: the ``war-round/1``
 records, the ``dealer_changed`` events and each table's latest ``status``.

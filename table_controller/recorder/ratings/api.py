@@ -1,4 +1,4 @@
-"""``/api/sessions``, ``/api/pace`` and ``/api/findings`` (``RECORDER.md``)."""
+"""``/api/sessions``, ``/api/pace`` and ``/api/findings`` (``docs/recorder.md``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The round records' hash chain as the recorder keeps it (MQTT.md, "Tamper-evident records").
+"""The round records' hash chain as the recorder keeps it (docs/feed.md, "Tamper-evident records").
 
 On arrival, in the transaction that stores them, each new round record is
 checked: its own ``hash``, and its link to the stored records just before and

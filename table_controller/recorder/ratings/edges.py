@@ -1,7 +1,7 @@
 """The exact figures of a round's rules: its profile, its ``rules_overrides`` and the decks.
 
 ``rules_overrides`` names the profile's fields by dotted path (``war.win``,
-``MQTT.md``); they are applied to the named profile and the result validated
+``docs/feed.md``); they are applied to the named profile and the result validated
 as a profile, as the table's config does. The decks come from the table's
 latest ``status`` (the round record does not carry them); without one, the
 profile's default.

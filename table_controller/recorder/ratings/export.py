@@ -1,4 +1,4 @@
-"""Exports for auditors (``RECORDER.md``): the round records as stored, in JSON or CSV.
+"""Exports for auditors (``docs/recorder.md``): the round records as stored, in JSON or CSV.
 
 JSON is every ``war-round/1`` record as it arrived, ``prev_hash`` and ``hash``
 included, so that an auditor re-verifies the chain with any RFC 8785 library.

@@ -1,4 +1,4 @@
-"""Hold beside theo, with its 95 % interval, per table over a shift (``RECORDER.md``).
+"""Hold beside theo, with its 95 % interval, per table over a shift (``docs/recorder.md``).
 
 Theo is the house's expected win over the shift's rounds (:mod:`tally`: each
 wager × its exact edge, the main wager at the table's observed share of ties

@@ -1,4 +1,4 @@
-"""Game pace (``RECORDER.md``): rounds per hour per table and per dealer.
+"""Game pace (``docs/recorder.md``): rounds per hour per table and per dealer.
 
 A dealer's session runs from one ``dealer_changed`` of the table to the next
 (or to the window's end, or without one, to the table's last stored round).

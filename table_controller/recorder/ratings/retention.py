@@ -1,4 +1,4 @@
-"""Retention of the hand records (``RECORDER.md``): kept ``retention_years`` (default 5).
+"""Retention of the hand records (``docs/recorder.md``): kept ``retention_years`` (default 5).
 
 ``records purge`` removes messages, rounds and alerts older than the
 retention, never younger ones, and keeps the chain findings for ever. Hand

@@ -1,4 +1,4 @@
-"""Seat sessions (``RECORDER.md``, "Ratings, pace and hold"), from the stored round records.
+"""Seat sessions (``docs/recorder.md``, "Ratings, pace and hold"), from the stored round records.
 
 A position's session starts with its first round with an initial wager in
 action and ends after ``end_after`` (3) rounds in a row without one. A void

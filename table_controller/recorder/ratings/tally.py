@@ -1,4 +1,4 @@
-"""Theo and the variance of the house's win over a run of rounds, exact (``RECORDER.md``).
+"""Theo and the variance of the house's win over a run of rounds, exact (``docs/recorder.md``).
 
 Per round at one position: the initial wager × the main-wager edge of the
 player's observed policy, plus each tie wager × the tie edge, plus each

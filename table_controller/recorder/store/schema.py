@@ -102,7 +102,7 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         ),
     ),
 )
-# Hand records are append-only (RECORDER.md, "Records that cannot be altered"): in
+# Hand records are append-only (docs/recorder.md, "Records that cannot be altered"): in
 # PostgreSQL the recorder's role loses UPDATE, DELETE and TRUNCATE on them; SQLite has no
 # roles, so triggers refuse the statements. A statement marked "-- postgresql" or
 # "-- sqlite" runs only there.

@@ -88,7 +88,7 @@ def round_figures(record: dict[str, Any]) -> RoundFigures:
             if w.get("result") != "void"
         )
     ties = wars = surrenders = 0
-    # A void round settles nothing: its ties were never decided (GAME.md, VOID_ROUND).
+    # A void round settles nothing: its ties were never decided (docs/rules.md, VOID_ROUND).
     for p in [] if record.get("void") else record.get("positions", []):
         if p.get("outcome") == "tie":
             ties += 1
@@ -114,7 +114,7 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
     """Store every message of ``batch`` not stored yet, in one transaction."""
     async with db.transaction() as tx:
         # Sequenced messages are kept one row each, once by id; of the retained
-        # topics only the newest per table (RECORDER.md).
+        # topics only the newest per table (docs/recorder.md).
         sequenced = [m for m in batch if m.leaf not in LATEST]
         seen = await _existing(tx, [m.id for m in sequenced])
         new: list[FeedMessage] = []
@@ -125,7 +125,7 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
         await tx.executemany(_INSERT_MESSAGE, [_message_row(m, received) for m in new])
         rounds = [m for m in new if _is_round(m)]
         await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in rounds])
-        # MQTT.md: the hash chain is checked on arrival, in the transaction that stores it.
+        # docs/feed.md: the hash chain is checked on arrival, in the transaction that stores it.
         await check_arrivals(tx, rounds, found=received)
         await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in new if _is_alert(m)])
         latest = [m for m in batch if m.leaf in LATEST]

@@ -1,4 +1,4 @@
-"""The JSON API of ``RECORDER.md`` (``/api/…``), read-only, over :mod:`queries`."""
+"""The JSON API of ``docs/recorder.md`` (``/api/…``), read-only, over :mod:`queries`."""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ class Strict(BaseModel):
 
 
 _ANSWER = re.compile(r"^(ACK|NAK [A-Z][A-Z0-9_]*)$")
-# Printable ASCII but the framing's ',', '$' and '*' (DEVICES.md, line framing).
+# Printable ASCII but the framing's ',', '$' and '*' (docs/devices.md, line framing).
 _PRESS_ARG = re.compile(r"^[\x21-\x23\x25-\x29\x2b\x2d-\x7e]+$")
 
 
@@ -103,7 +103,7 @@ def _press_text(text: Any) -> str:
     if not kind.takes_arg and len(words) > 1:
         raise ValueError(f"{action} takes no argument")
     if len(words) > 1 and not _PRESS_ARG.match(words[1]):
-        # DEVICES.md line framing: fields are comma-separated printable ASCII.
+        # docs/devices.md line framing: fields are comma-separated printable ASCII.
         raise ValueError(f"the argument {words[1]!r} cannot travel in a frame")
     return " ".join([action, *words[1:]])
 

@@ -28,7 +28,7 @@ TopicName = Literal["status", "state", "events", "rounds", "alerts", "stats"]
 
 
 class TableBlock(Strict):
-    """The table under test (DEVICES.md, table configuration)."""
+    """The table under test (docs/devices.md, table configuration)."""
 
     rules: RulesName = RulesName.NY
     decks: int | None = Field(default=None, ge=1, le=8)
@@ -82,7 +82,7 @@ class BrokerBlock(Strict):
     own: bool = False
     """A broker of its own, not the shared one (implied by ``deny``)."""
     deny: list[TopicName] = Field(default_factory=list)
-    """The table's topics the broker refuses (PUBACK 0x87 to an MQTT 5 client, MQTT.md)."""
+    """The table's topics the broker refuses (PUBACK 0x87 to an MQTT 5 client, docs/feed.md)."""
 
 
 class Scenario(Strict):

@@ -246,7 +246,7 @@ class Runner:
             raise StepFailed("this console driver has no SKIP action (§(h)(3)(iii)) yet")
         k = self.table.console.press(*tables.press_of(step))
         if self._quiet("console"):
-            # Sent (again) when the console is back; judged then (DEVICES.md: the
+            # Sent (again) when the console is back; judged then (docs/devices.md: the
             # console sends an unanswered press again after a reconnect).
             self.pending.append((number, step, k, written))
             return None
@@ -389,7 +389,7 @@ class Runner:
             return Status.SKIP, why_not
         self.broker_down = False
 
-        # The controller connects again and says so (MQTT.md: status on every connect).
+        # The controller connects again and says so (docs/feed.md: status on every connect).
         def online() -> bool | None:
             return True if any(s["online"] for s in self.seen.obs.of("status")[before:]) else None
 

@@ -119,12 +119,12 @@ class DropStep(Step):
 class FlipStep(Step):
     flip: CardsArg
     """The next cards' reads arrive with one bit flipped: the controller drops each as
-    corrupt (DEVICES.md: the XOR checksum) and asks for it again; the shoe's answer to
+    corrupt (docs/devices.md: the XOR checksum) and asks for it again; the shoe's answer to
     ``RESEND`` is clean."""
     twice: bool = False
     """The same bit flipped in the first two digits of the read number instead
     (``$CARD,10,AS`` as ``$CARD,98,AS``): the checksum cannot see it, only the frame's
-    plausibility can (DEVICES.md). Needs read numbers of two digits or more."""
+    plausibility can (docs/devices.md). Needs read numbers of two digits or more."""
     wait: bool = True
 
 

@@ -29,7 +29,7 @@ class RigShoe(ShoeSimulator):
 
     A lost read takes its number but its frame never goes out, neither at the
     draw nor in answer to ``RESEND``: the controller sees a gap that no resend
-    fills (DEVICES.md: ``SHOE_READ_GAP``).
+    fills (docs/devices.md: ``SHOE_READ_GAP``).
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -61,7 +61,7 @@ class RigShoe(ShoeSimulator):
 
 def flip_bit(encoded: bytes) -> bytes:
     """The frame with the low bit of its last payload byte flipped (before ``*``): the
-    framing stays whole and only the checksum can tell (DEVICES.md)."""
+    framing stays whole and only the checksum can tell (docs/devices.md)."""
     at = encoded.rindex(b"*") - 1
     return encoded[:at] + bytes([encoded[at] ^ 1]) + encoded[at + 1 :]
 
