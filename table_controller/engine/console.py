@@ -28,8 +28,9 @@ from table_controller.engine.domain import (
     Source,
     spot_bit,
 )
+from table_controller.engine.hints import hint
 from table_controller.engine.inputs import ConsoleAction, ConsolePress, PressesRenumbered
-from table_controller.engine.outputs import ConsoleReply, EventType, Refusal, SetLights
+from table_controller.engine.outputs import ConsoleReply, ConsoleShow, EventType, Refusal, SetLights
 from table_controller.engine.rounds import DEVICE_ALERTS, void_round
 from table_controller.engine.table import CONSOLE_MEMORY, Hand, Shoe, Table
 from table_controller.engine.war import decide
@@ -240,6 +241,9 @@ def on_press(t: Table, inp: ConsolePress) -> None:
     else:
         reason = action(t, inp.arg)
     t.out.insert(first, ConsoleReply(inp.k, reason))
+    if reason is not None:
+        # The dealer is told what would count now, not only that this did not.
+        t.out.insert(first + 1, ConsoleShow(hint(t, inp.action, inp.arg, reason)))
     t.answers[inp.k] = reason
     while len(t.answers) > CONSOLE_MEMORY:
         oldest = next(iter(t.answers))

@@ -209,6 +209,10 @@ class TableRunner:
         for out in outputs:
             if isinstance(out, ConsoleReply | ConsoleShow):
                 self.console_out.put_nowait(out)
+                if isinstance(out, ConsoleShow) and isinstance(inp, ConsolePress):
+                    # A refused press and its hint, in the log too: the dealer's console
+                    # may be out of sight of whoever reads it.
+                    log.info("console press %s: %s", inp.action, out.text)
             elif isinstance(out, SetLights):
                 self.lights_mask = out.mask
                 self.lights_out.put_nowait(out)
