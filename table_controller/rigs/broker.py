@@ -77,6 +77,9 @@ class MosquittoBroker:
                 "persistence false\n"
                 "max_queued_messages 100000\n"
                 "max_inflight_messages 0\n"
+                # Every broker the project starts sends at once (deploy/README.md: Nagle's
+                # delay would sit on every card's path).
+                "set_tcp_nodelay true\n"
                 f"{extra_config}\n"
             )
         self.config_path.write_text(config_text, encoding="utf-8")

@@ -127,6 +127,14 @@ def test_unit_is_supervised(unit: Unit) -> None:
     assert unit["Install"]["WantedBy"] == ["multi-user.target"]
 
 
+def test_unit_does_not_restart_into_what_a_restart_cannot_cure(unit: Unit) -> None:
+    """A bad config, a damaged or foreign journal, another controller as this table."""
+    from table_controller.service.errors import EXIT_CONFIG, EXIT_IDENTITY, EXIT_JOURNAL
+
+    held = {int(code) for code in _one(unit, "Service", "RestartPreventExitStatus").split()}
+    assert held == {EXIT_CONFIG, EXIT_JOURNAL, EXIT_IDENTITY}
+
+
 def test_unit_runs_as_its_own_user_with_device_groups(unit: Unit) -> None:
     assert _one(unit, "Service", "User") == "table-controller"
     assert _one(unit, "Service", "Group") == "table-controller"

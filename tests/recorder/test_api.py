@@ -153,6 +153,9 @@ async def test_openapi_document_lists_every_endpoint(floor: Floor) -> None:
         "/api/report",
         "/api/gaps",
         "/api/live",
+        "/api/sessions",
+        "/api/pace",
+        "/api/findings",
     }
     params = {p["name"] for p in doc["paths"]["/api/report"]["get"]["parameters"]}
     assert params == {"site", "from", "to"}

@@ -28,7 +28,7 @@ PREFIX = "casino/main-floor/table/war-07"
 
 @pytest.fixture
 def broker() -> Iterator[MosquittoBroker]:
-    with MosquittoBroker(extra_config="set_tcp_nodelay true") as b:
+    with MosquittoBroker() as b:
         yield b
 
 

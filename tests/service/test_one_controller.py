@@ -25,7 +25,7 @@ WAIT_S = 30.0
 
 @pytest.fixture
 def broker() -> Iterator[MosquittoBroker]:
-    with MosquittoBroker(extra_config="set_tcp_nodelay true") as b:
+    with MosquittoBroker() as b:
         yield b
 
 

@@ -165,6 +165,7 @@ def _own_broker(scenario: Scenario, prefix: str, workdir: Path) -> MosquittoBrok
         "allow_anonymous true",
         "persistence false",
         "max_queued_messages 100000",
+        "set_tcp_nodelay true",
     ]
     if scenario.broker.deny:
         # Rules before any `user` line apply to clients without a username, as the
