@@ -8,13 +8,14 @@ never with a rank (§(h)(1)).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from table_controller.engine.domain import (
     BURN_ROLES,
     SPOT_INITIAL,
     SPOT_TIE,
     SPOT_WAR,
+    SPOTS_PER_POSITION,
     CardSlot,
     Role,
     spot_bit,
@@ -106,6 +107,18 @@ def stats_view(snap: EngineSnapshot) -> dict[str, Any]:
     }
 
 
+_SPOT_NAMES: Final = ("initial", "tie", "war")  # the board's three spots per position
+
+
+def _faulty_spots(mask: int) -> str:
+    names = [
+        f"P{bit // SPOTS_PER_POSITION + 1} {_SPOT_NAMES[bit % SPOTS_PER_POSITION]}"
+        for bit in range(mask.bit_length())
+        if mask >> bit & 1
+    ]
+    return "faulty spot sensors: " + ", ".join(names)
+
+
 def device_states(snap: EngineSnapshot) -> dict[str, dict[str, Any]]:
     """Each device as ``{"state": "ok" | "offline" | "fault", "detail": str | None}``."""
     out: dict[str, dict[str, Any]] = {}
@@ -115,6 +128,9 @@ def device_states(snap: EngineSnapshot) -> dict[str, dict[str, Any]]:
         elif name == "shoe" and dev.status != "OK":
             # docs/devices.md: DOOR_OPEN / JAM / FAULT from the shoe's heartbeat.
             out[name] = {"state": "fault", "detail": dev.status}
+        elif name == "sensors" and snap.spots.fault:
+            # A spot's sensor the board flags faulty: the board works, that sensor not.
+            out[name] = {"state": "fault", "detail": _faulty_spots(snap.spots.fault)}
         else:
             out[name] = {"state": "ok", "detail": None}
     return out

@@ -26,6 +26,8 @@ from table_controller.service.journal import Journal, JournalError
 from table_controller.service.messages import MessageFactory
 
 DEFAULT_LAST: Final = 10
+# The alerts read to name the codes of the rounds shown: more than a day's worth.
+ALERTS_READ: Final = 100_000
 """Regulators ask that a table recall at least its last ten games."""
 
 EXIT_OK: Final = 0
@@ -140,7 +142,18 @@ def _hand_line(pos: Mapping[str, Any]) -> str:
     return line
 
 
-def render_round(record: Mapping[str, Any], currency: str = "") -> str:
+def alert_codes(journal: Journal) -> dict[str, str]:
+    """Each alert's code by its id, from the alerts the journal still holds."""
+    codes: dict[str, str] = {}
+    for msg in journal.last_messages("alerts", ALERTS_READ):
+        body = json.loads(msg.payload)
+        codes.setdefault(str(body.get("alert")), str(body.get("code")))
+    return codes
+
+
+def render_round(
+    record: Mapping[str, Any], currency: str = "", codes: Mapping[str, str] | None = None
+) -> str:
     """One block: the round, every card in deal order with its role, each position's wagers."""
     unit = f" {currency}" if currency else ""
     head = f"round {record['round_id']}  rules {record['rules']}  shoe {record['shoe_id'] or '-'}"
@@ -169,7 +182,9 @@ def render_round(record: Mapping[str, Any], currency: str = "") -> str:
         lines.append("  no position played")
     lines.append(f"  players' net {signed_money(record['net'])}{unit}")
     if record["alerts"]:
-        lines.append(f"  alerts: {', '.join(record['alerts'])}")
+        # By code first: an id alone tells a reader nothing (``codes``: alert id -> code).
+        named = [f"{(codes or {}).get(a, '?')} ({a})" for a in record["alerts"]]
+        lines.append(f"  alerts: {', '.join(named)}")
     return "\n".join(lines)
 
 
@@ -201,6 +216,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         with Journal(cfg.storage.path, readonly=True) as journal:
             records, state = rebuild(cfg, journal, round_id=args.round, last=args.last)
+            codes = alert_codes(journal)
     except (JournalError, HistoryError) as exc:
         print(f"table-controller history: {exc}", file=err)
         return EXIT_UNUSABLE
@@ -214,7 +230,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     if args.json:
         print(json.dumps(records, indent=2, ensure_ascii=False), file=out)
         return EXIT_OK
-    blocks = [render_round(r, cfg.table.currency) for r in records]
+    blocks = [render_round(r, cfg.table.currency, codes) for r in records]
     if args.round is None and in_progress is not None:
         blocks.append(in_progress)
     if not blocks:

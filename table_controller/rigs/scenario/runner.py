@@ -178,8 +178,10 @@ class Runner:
             case SkipStep():
                 return await self._press(number, step, timeout)
             case SensorFaultStep():
-                fault = step.sensor_fault
-                self.table.board.set_fault(spot_bit(fault.position, fault.spot), fault.faulty)
+                fault, board = step.sensor_fault, self.table.board
+                board.set_fault(spot_bit(fault.position, fault.spot), fault.faulty)
+                # The table has the board's flags before the next step acts on them.
+                await self._device_state("sensors", "fault" if board.fault else "ok", timeout)
             case BrokerStep():
                 return await self._broker(step.broker, timeout)
             case ExpectPhaseStep():
