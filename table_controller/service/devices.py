@@ -173,8 +173,17 @@ async def _console_writer(runner: TableRunner, console: ConsoleClient) -> None:
 
 async def sensors_task(runner: TableRunner, url: str) -> None:
     async with SensorBoardClient(url) as board, asyncio.TaskGroup() as tg:
+        if not board.serial_pinned:
+            # Any USB device with the board's VID:PID would be taken for it.
+            log.warning(
+                "sensors %s: no board serial pinned; add ?serial=<the board's serial> so that "
+                "only that board is taken as the sensor board",
+                url,
+            )
         tg.create_task(_lights_writer(runner, board), name="lights-writer")
         async for event in board:
+            if isinstance(event, BoardOnline):
+                runner.board_serial = event.serial
             _feed(runner, sensors_input, event)
 
 

@@ -159,6 +159,8 @@ class TableRunner:
         self.publish_unjournaled: Callable[[OutboxMessage], None] = lambda msg: None
         # A newly connected lights task needs to know what should be lit.
         self.lights_mask = 0
+        # The serial number of the sensor board in use, once it is found.
+        self.board_serial: str | None = None
         # JOURNAL_FAULT: the failed commit's message while it lasts, and what to redo.
         self.fault: str | None = None
         self.fault_raised = asyncio.Event()
@@ -344,6 +346,10 @@ class TableRunner:
         for name, dev in devices.items():
             if name not in self._heard and dev["state"] != "offline":
                 devices[name] = {"state": "offline", "detail": NOT_CONNECTED_SINCE_START}
+        sensors = devices["sensors"]
+        if sensors["state"] == "ok" and self.board_serial is not None:
+            # Which board the table takes as its sensor board (a pinned serial or not).
+            sensors["detail"] = f"serial {self.board_serial}"
         return devices
 
     def status_payload(self, *, online: bool = True) -> dict[str, Any]:
