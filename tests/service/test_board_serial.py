@@ -22,8 +22,10 @@ async def test_status_names_the_board_serial_and_an_unpinned_url_is_warned(
     async with TableRig(mosquitto.url, tmp_path, TableSpec(seed=2, rules="ny")) as rig:
         await rig.start_controller()
         status = await rig.wait_status(
-            lambda s: s["devices"]["sensors"]["state"] == "ok"
-            and s["devices"]["sensors"]["detail"] is not None
+            lambda s: (
+                s["devices"]["sensors"]["state"] == "ok"
+                and s["devices"]["sensors"]["detail"] is not None
+            )
         )
     assert status["devices"]["sensors"]["detail"] == f"serial {DEFAULT_SERIAL}"
     assert any("no board serial pinned" in r.getMessage() for r in caplog.records)
