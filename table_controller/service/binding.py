@@ -191,3 +191,13 @@ def _change_settings(
         raise
     log.warning("settings changed between shoes: %s", ", ".join(changed))
     return new
+
+
+def last_round_hash(journal: Journal) -> str | None:
+    """The ``hash`` of the journal's newest round record (the journal keeps the last ones
+    whatever it prunes), so that the chain goes on across a restart."""
+    last = journal.last_messages("rounds", 1)
+    if not last:
+        return None
+    value = json.loads(last[0].payload).get("hash")
+    return value if isinstance(value, str) else None

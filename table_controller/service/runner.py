@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -60,7 +59,7 @@ from table_controller.engine import (
     stats_view,
 )
 from table_controller.engine.inputs import CardRead, CoverRead, Misread, ReadGap, ShoeStatus
-from table_controller.service.binding import bind, restore, table_setup
+from table_controller.service.binding import bind, last_round_hash, restore, table_setup
 from table_controller.service.checkpoint import CHECKPOINT_VERSION, dump_state
 from table_controller.service.config import TableConfig
 from table_controller.service.errors import JournalFault
@@ -82,16 +81,6 @@ __all__ = ["NOT_CONNECTED_SINCE_START", "TableRunner", "table_setup", "utc_now"]
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def last_round_hash(journal: Journal) -> str | None:
-    """The ``hash`` of the journal's newest round record (the journal keeps the last ones
-    whatever it prunes), so that the chain goes on across a restart."""
-    last = journal.last_messages("rounds", 1)
-    if not last:
-        return None
-    value = json.loads(last[0].payload).get("hash")
-    return value if isinstance(value, str) else None
 
 
 def _shoe_ended(phase_before: Phase, phase_after: Phase, outputs: list[Output]) -> bool:
