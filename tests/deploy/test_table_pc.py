@@ -97,7 +97,7 @@ def test_example_config_loads_and_matches_the_deployment(example: TableConfig) -
 def test_example_devices_are_the_udev_names(example: TableConfig) -> None:
     links = set(re.findall(r'SYMLINK\+="([^"]+)"', UDEV.read_text(encoding="utf-8")))
     assert {example.devices.shoe, example.devices.console} == {f"/dev/{n}" for n in links}
-    assert example.devices.sensors == "usb://1209:0001"
+    assert example.devices.sensors == f"usb://1209:0001?serial={_board_rule()['ATTR{serial}'][1]}"
 
 
 def test_unit_runs_the_table_named_by_the_instance(unit: Unit) -> None:
@@ -255,10 +255,16 @@ def test_udev_names_the_shoe_and_console_by_adapter_serial() -> None:
     assert by_link["war-shoe"]["ATTRS{serial}"] != by_link["war-console"]["ATTRS{serial}"]
 
 
-def test_udev_gives_the_sensor_board_to_plugdev() -> None:
+def _board_rule() -> dict[str, tuple[str, str]]:
     boards = [r for r in _udev_rules() if r.get("SUBSYSTEM") == ("==", "usb")]
     assert len(boards) == 1
-    board = boards[0]
+    return boards[0]
+
+
+def test_udev_gives_the_sensor_board_to_plugdev() -> None:
+    board = _board_rule()
+    # Pinned by its serial, as the config's URL is: no other gadget gets the board's rights.
+    assert "REPLACE" in board["ATTR{serial}"][1]
     assert board["ATTR{idVendor}"] == ("==", "1209")
     assert board["ATTR{idProduct}"] == ("==", "0001")
     assert board["GROUP"] == ("=", "plugdev")
