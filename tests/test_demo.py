@@ -367,11 +367,22 @@ WEB_LINE = re.compile(
 
 
 async def test_headless_demo_with_web_plays_then_serves_the_floor_until_stopped() -> None:
-    """``demo --headless --rounds N --web``: the rounds play, then the web pit stays up."""
+    """``demo --headless --rounds N --tables 2 --web``: the rounds play on the first table,
+    beside a second, then the web pit stays up."""
     import httpx
 
     async with demo_process(
-        "--headless", "--rounds", "2", "--speed", "50", "--seed", "3", "--web", "127.0.0.1:0"
+        "--headless",
+        "--rounds",
+        "2",
+        "--speed",
+        "50",
+        "--seed",
+        "3",
+        "--tables",
+        "2",
+        "--web",
+        "127.0.0.1:0",
     ) as demo:
         assert BROKER.match(await demo.line())
         web = WEB_LINE.match(await demo.line())
@@ -384,6 +395,7 @@ async def test_headless_demo_with_web_plays_then_serves_the_floor_until_stopped(
             floor = await client.get("/")
             assert floor.status_code == 200
             assert TABLE_ID in floor.text
+            assert "war-08" in floor.text  # the second table deals on the same floor
             wrong = await client.post("/login", data={"name": web["user"], "password": "nope"})
             assert wrong.status_code == 401
         assert demo.proc.returncode is None  # still serving after its last round

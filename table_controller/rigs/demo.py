@@ -51,6 +51,7 @@ from table_controller.rigs.broker import find_mosquitto
 from table_controller.rigs.demo_broker import BrokerImpl, DemoBroker, watch_line
 from table_controller.rigs.demo_play import (
     HEADLESS_SPEED,
+    MAX_TABLES,
     SITE,
     TABLE_ID,
     DemoOptions,
@@ -178,6 +179,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--json-summary", type=Path, metavar="FILE", help="also write the summary as JSON"
     )
     parser.add_argument(
+        "--tables",
+        type=_tables,
+        default=None,
+        metavar="N",
+        help="tables on the floor (default 3 live, 1 headless); the summary is the first's",
+    )
+    parser.add_argument(
         "--web",
         metavar="HOST:PORT",
         help="serve the web pit display here (a recorder on SQLite beside the table); "
@@ -217,7 +225,15 @@ def _options(args: argparse.Namespace) -> DemoOptions:
         habits=Habits(misread=args.misreads, past_post=args.past_posts),
         json_summary=args.json_summary,
         web=_web(args.web, headless=args.headless, mqtt5=_mqtt5(args)),
+        tables=args.tables if args.tables is not None else 1 if args.headless else 3,
     )
+
+
+def _tables(text: str) -> int:
+    n = int(text)
+    if not 1 <= n <= MAX_TABLES:
+        raise argparse.ArgumentTypeError(f"from 1 to {MAX_TABLES}")
+    return n
 
 
 def _mqtt5(args: argparse.Namespace) -> bool:

@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import signal
 import tempfile
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -38,6 +38,8 @@ PIT_FINAL_S: Final = 3.0
 """How long the pit view may take to show the table offline when the demo stops."""
 
 HEADLESS_SPEED: Final = 20.0
+# Tables a demo may put on its floor.
+MAX_TABLES: Final = 12
 """Nobody watches a headless run at a person's pace: about a second a round."""
 
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
@@ -59,6 +61,8 @@ class DemoOptions:
     habits: Habits = field(default_factory=Habits)
     json_summary: Path | None = None
     web: str | None = None
+    tables: int = 1
+    """Tables on the floor: the first is the one summarised, the others deal beside it."""
     """Where to serve the web pit display (HOST:PORT), with a recorder beside the table."""
 
 
@@ -202,6 +206,34 @@ def _web_pit(
     return embedded_pit(broker.url, [SITE], workdir, listen=listen)
 
 
+def table_id(i: int) -> str:
+    """The demo's table ids: war-07, war-08, …"""
+    return f"war-{7 + i:02d}"
+
+
+@contextlib.asynccontextmanager
+async def _beside(
+    broker: DemoBroker, workdir: Path, spec: TableSpec, opts: DemoOptions
+) -> AsyncIterator[None]:
+    """Another table dealing on the same floor, until the demo ends (not summarised)."""
+    await asyncio.to_thread(workdir.mkdir)
+    stop = asyncio.Event()
+    async with TableRig(broker.url, workdir, spec) as rig:
+        assert rig.config is not None
+        controller = _Controller(rig.config, stop)
+        await controller.start()
+        seed = None if opts.seed is None else opts.seed + int(spec.table_id[-2:])
+        dealer = Dealer(rig, seed=seed, speed=opts.speed, habits=opts.habits)
+        task = asyncio.create_task(dealer.play(None), name=f"dealer-{spec.table_id}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, DemoError, TimeoutError):
+                await task
+            await controller.stop()
+
+
 async def play_demo(
     opts: DemoOptions,
     stop: asyncio.Event,
@@ -243,6 +275,12 @@ async def play_demo(
                 assert rig.config is not None
                 controller = _Controller(rig.config, stop)
                 await controller.start()
+                for i in range(1, opts.tables):
+                    await stack.enter_async_context(
+                        _beside(
+                            broker, Path(tmp) / f"t{i}", replace(spec, table_id=table_id(i)), opts
+                        )
+                    )
                 pit = _Pit(broker, console) if console is not None else None
                 try:
                     dealer = Dealer(

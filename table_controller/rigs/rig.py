@@ -60,6 +60,8 @@ class TableSpec:
     protocol: str = "5"
     limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     profile: Mapping[str, Any] = field(default_factory=dict)
+    # The config names the simulated board by its serial, as a table PC's does.
+    pin_board: bool = True
 
 
 def config_toml(
@@ -141,7 +143,8 @@ class TableRig:
                 self.spec,
                 shoe=shoe_url,
                 console=console_url,
-                sensors=self.board.url,
+                sensors=self.board.url
+                + (f"?serial={self.board.identity.serial}" if self.spec.pin_board else ""),
                 broker=self.broker_url,
                 storage=self.journal_path,
             ),

@@ -19,7 +19,9 @@ async def test_status_names_the_board_serial_and_an_unpinned_url_is_warned(
     mosquitto: MosquittoBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="table_controller.service.devices")
-    async with TableRig(mosquitto.url, tmp_path, TableSpec(seed=2, rules="ny")) as rig:
+    async with TableRig(
+        mosquitto.url, tmp_path, TableSpec(seed=2, rules="ny", pin_board=False)
+    ) as rig:
         await rig.start_controller()
         status = await rig.wait_status(
             lambda s: (
@@ -29,3 +31,19 @@ async def test_status_names_the_board_serial_and_an_unpinned_url_is_warned(
         )
     assert status["devices"]["sensors"]["detail"] == f"serial {DEFAULT_SERIAL}"
     assert any("no board serial pinned" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_pinned_board_is_not_warned_about(
+    mosquitto: MosquittoBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="table_controller.service.devices")
+    async with TableRig(mosquitto.url, tmp_path, TableSpec(seed=2, rules="ny")) as rig:
+        await rig.start_controller()
+        status = await rig.wait_status(
+            lambda s: (
+                s["devices"]["sensors"]["state"] == "ok"
+                and s["devices"]["sensors"]["detail"] is not None
+            )
+        )
+    assert status["devices"]["sensors"]["detail"] == f"serial {DEFAULT_SERIAL}"
+    assert not any("no board serial pinned" in r.getMessage() for r in caplog.records)
