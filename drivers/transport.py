@@ -178,8 +178,11 @@ class SerialTransport(AsyncResource):
         if thread is None:
             return
         if self._closed is not None and thread.is_alive():
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel
+            # that arrives as the thread finishes, and the caller's task never ends.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._closed), CLOSE_TIMEOUT_S)
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await asyncio.shield(self._closed)
         thread.join(timeout=CLOSE_TIMEOUT_S)
 
     # -- the port thread -------------------------------------------------------------

@@ -8,6 +8,8 @@ import socket
 import struct
 import warnings
 
+import pytest
+
 from drivers.errors import TransportError
 from drivers.transport import SerialTransport
 
@@ -49,5 +51,37 @@ async def test_a_reset_connection_leaves_no_socket_for_the_garbage_collector() -
             gc.collect()
         assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
     finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_close_passes_on_a_cancel_that_comes_as_the_port_thread_ends() -> None:
+    """A task cancelled while it closes a transport ends cancelled, even when the port's
+    thread finishes in the same turn of the loop (a shutdown while a device goes away)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        transport = SerialTransport(f"socket://127.0.0.1:{port}")
+        await transport.open()
+        closing = asyncio.create_task(transport.close())
+        await asyncio.sleep(0)  # close() now waits for the port thread
+        assert not closing.done()
+        # The thread's end and the cancel land together.
+        closed = transport._closed
+        assert closed is not None
+        if not closed.done():
+            closed.set_result(None)
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        await transport.close()
+    finally:
+        for writer in held:
+            writer.close()
         server.close()
         await server.wait_closed()

@@ -82,7 +82,8 @@ class PostgresBackend:
         pool, self._pool = self._pool, None
         if pool is not None:
             try:
-                await asyncio.wait_for(pool.close(), timeout=CONNECT_TIMEOUT_S)
+                async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                    await pool.close()
             except (TimeoutError, *_AWAY):
                 pool.terminate()
 

@@ -102,7 +102,9 @@ async def get_live(request: Request, args: dict[str, Any]) -> Response:
             yield b": live\n\n"
             while True:
                 try:
-                    change = await asyncio.wait_for(queue.get(), LIVE_KEEPALIVE_S)
+                    # asyncio.timeout: wait_for (3.11) can swallow the cancel of a client gone.
+                    async with asyncio.timeout(LIVE_KEEPALIVE_S):
+                        change = await queue.get()
                 except TimeoutError:
                     yield b": keepalive\n\n"
                     continue

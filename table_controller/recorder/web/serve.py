@@ -155,7 +155,8 @@ async def serve_web(
     finally:
         server.should_exit = True
         try:
-            await asyncio.wait_for(task, timeout=STOP_TIMEOUT_S)
+            async with asyncio.timeout(STOP_TIMEOUT_S):
+                await task
         except TimeoutError:
             server.force_exit = True
             await asyncio.gather(task, return_exceptions=True)
