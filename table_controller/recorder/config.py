@@ -20,13 +20,13 @@ Unknown keys and bad values fail with a message naming the key::
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from table_controller.feed.broker import BrokerConfigError, parse_broker_url
+from table_controller.feed.tomlfile import describe, read_toml
 from table_controller.recorder.errors import RecorderConfigError
 
 # One whole MQTT topic level: no '/', '+', '#' (docs/feed.md: site and table are levels).
@@ -116,32 +116,18 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _describe(exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(lines)
-
-
 def parse_config(data: dict[str, Any]) -> RecorderConfig:
     """Validate a configuration mapping; the error names every bad key."""
     try:
         return RecorderConfig.model_validate(data)
     except ValidationError as exc:
-        raise RecorderConfigError(_describe(exc)) from exc
+        raise RecorderConfigError(describe(exc)) from exc
 
 
 def load_config(path: str | Path) -> RecorderConfig:
     """Read and validate a TOML recorder configuration."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecorderConfigError(f"{p}: cannot read: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise RecorderConfigError(f"{p}: not valid TOML: {exc}") from exc
+    data = read_toml(p, RecorderConfigError)
     try:
         return parse_config(data)
     except RecorderConfigError as exc:

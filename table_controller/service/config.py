@@ -8,7 +8,6 @@ a rules profile (``[table] rules``) and may override its fields in an optional
 from __future__ import annotations
 
 import string
-import tomllib
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,6 +42,7 @@ from table_controller.feed.broker import (
     read_password,
     tls_context,
 )
+from table_controller.feed.tomlfile import describe, read_toml
 
 TableId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # A site and a table id are each one whole MQTT topic level: no '/', '+', '#'.
@@ -245,7 +245,7 @@ def _rules_for(cfg: TableConfig) -> RulesProfile:
             {"profile": _merged(asdict(base), cfg.profile)}
         ).profile
     except ValidationError as exc:
-        raise ValueError(_describe(exc)) from None
+        raise ValueError(describe(exc)) from None
     try:
         # docs/rules.md: overrides cannot leave the rule set of the profile's source.
         check_rule_set(rules)
@@ -292,21 +292,6 @@ def _same_kind(key: str, default: object, value: object) -> None:
         raise ValueError(f"{key}: {value!r} is not a whole number")
 
 
-def _describe(exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors():
-        parts = [str(p) for p in err["loc"] if p != "__root__"]
-        cause = err.get("ctx", {}).get("error")
-        msg = err["msg"].removeprefix("Value error, ")
-        if isinstance(cause, RulesError):
-            # The engine's own range check names the field inside the model.
-            parts.append(cause.key)
-            msg = cause.message
-        loc = ".".join(parts)
-        lines.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(lines)
-
-
 def parse_config(data: dict[str, Any], *, base_dir: Path | None = None) -> TableConfig:
     """Validate a configuration mapping; a ConfigError names every bad key.
 
@@ -317,7 +302,7 @@ def parse_config(data: dict[str, Any], *, base_dir: Path | None = None) -> Table
             data, context={BASE_DIR: base_dir} if base_dir is not None else None
         )
     except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from None
+        raise ConfigError(describe(exc)) from None
 
 
 def check_files(cfg: TableConfig) -> None:
@@ -335,12 +320,7 @@ def check_files(cfg: TableConfig) -> None:
 def load_config(path: str | Path) -> TableConfig:
     """Read and validate a TOML table configuration and check the files it names."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    data = read_toml(p, ConfigError)
     try:
         cfg = parse_config(data, base_dir=p.absolute().parent)
         check_files(cfg)

@@ -1,0 +1,40 @@
+"""The TOML files the system's processes are configured by (table, recorder): one way to
+read one, and one way to name the key of every value that does not validate."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from table_controller.engine.errors import RulesError
+
+E = TypeVar("E", bound=Exception)
+
+
+def read_toml(path: Path, error: type[E]) -> dict[str, Any]:
+    """The file's tables; ``error`` naming the file when it cannot be read or parsed."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML: {exc}") from exc
+
+
+def describe(exc: ValidationError) -> str:
+    """Every problem as ``dotted.key: what is wrong``, joined by ``; ``."""
+    lines = []
+    for err in exc.errors():
+        parts = [str(p) for p in err["loc"] if p != "__root__"]
+        cause = err.get("ctx", {}).get("error")
+        msg = err["msg"].removeprefix("Value error, ")
+        if isinstance(cause, RulesError):
+            # The engine's own range check names the field inside the model.
+            parts.append(cause.key)
+            msg = cause.message
+        loc = ".".join(parts)
+        lines.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(lines)
