@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import html
+import re
 import ssl
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -167,3 +170,23 @@ async def test_a_user_removed_from_the_file_is_out_at_the_next_request(store: St
         assert (
             await client.get("/api/tables", headers=_basic("second", "another-password"))
         ).status_code == 200
+
+
+async def test_the_csv_link_exports_exactly_the_window_and_site_the_report_shows(
+    store: Store,
+) -> None:
+    """A round in the last fraction of a second, or at another site, changes the totals:
+    the link carries the window to the microsecond, and the site."""
+    async with _client(store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        shown = "from=2026-01-31T22:00:00.250000Z&to=2026-02-01T06:00:00.999999Z&site=floor-2"
+        page = await client.get(f"/report?{shown}")
+        assert page.status_code == 200
+        (href,) = re.findall(r'href="(/report\.csv\?[^"]*)"', page.text)
+        query = parse_qs(urlsplit(html.unescape(href)).query)
+        assert query == {
+            "from": ["2026-01-31T22:00:00.250000Z"],
+            "to": ["2026-02-01T06:00:00.999999Z"],
+            "site": ["floor-2"],
+        }
+        assert (await client.get(html.unescape(href))).status_code == 200

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -22,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from table_controller.engine.settlement import rfc3339
 from table_controller.recorder.web import charts, views
 from table_controller.recorder.web.auth import safe_next
 from table_controller.recorder.web.data import PitData, parse_time
@@ -48,6 +50,15 @@ def templates() -> Jinja2Templates:
     t.env.filters["hhmm"] = lambda d: "-" if d is None else d.strftime("%H:%M:%S")
     t.env.filters["dash"] = lambda v: "-" if v is None else v
     return t
+
+
+def _csv_href(start: datetime, end: datetime, site: str | None) -> str:
+    """The export of exactly what the report shows: the window to the microsecond (a
+    round stored in the last fraction of a second counts), and the site."""
+    query = {"from": rfc3339(start), "to": rfc3339(end)}
+    if site is not None:
+        query["site"] = site
+    return f"/report.csv?{urlencode(query)}"
 
 
 class Pages:
@@ -155,6 +166,7 @@ class Pages:
 
     async def report(self, request: Request) -> Response:
         report, start, end = await self._report(request)
+        site = request.query_params.get("site") or None
         rows = report.get("tables") or []
         names = [str(r.get("table")) for r in rows]
         context = {
@@ -163,6 +175,8 @@ class Pages:
             "start": start,
             "end": end,
             "query": request.url.query,
+            "site": site,
+            "csv_href": _csv_href(start, end, site),
             "win_chart": charts.bar_chart(
                 "Win by table (house)",
                 [(n, float(r.get("win") or 0)) for n, r in zip(names, rows, strict=True)],
