@@ -282,20 +282,14 @@ async def play_demo(
                         )
                     )
                 pit = _Pit(broker, console) if console is not None else None
+                dealer = Dealer(
+                    rig, seed=opts.seed, speed=opts.speed, habits=opts.habits, on_round=on_round
+                )
+                stats_problems: tuple[str, ...] = ()
                 try:
-                    dealer = Dealer(
-                        rig, seed=opts.seed, speed=opts.speed, habits=opts.habits, on_round=on_round
-                    )
                     finished, _ = await _until(stop, dealer.play(opts.rounds))
-                    if not finished:
-                        # A round may have ended as the stop came: it counts too.
-                        dealer.take_unchecked()
-                    # The alerts as the table raised them, as the pit counts them: those
-                    # of a round the stop cut short count too.
-                    dealer.tally = dealer.tally.with_alerts(raised_codes(rig.observer))
-                    problems = dealer.tally.disagreements
                     if finished:
-                        problems += await dealer.check_stats(since)
+                        stats_problems = await dealer.check_stats(since)
                     if finished and opts.web is not None and opts.rounds is not None:
                         # The rounds are played; the web display stays for a look.
                         await stop.wait()
@@ -306,4 +300,28 @@ async def play_demo(
                     if pit is not None:
                         # The last view shows the table's final status.
                         await pit.stop(await_offline=controller.service.ready.is_set())
-    return DemoResult(dealer.tally, not finished, problems, broker.name)
+                if not finished:
+                    # A round may have ended as the stop came: it counts too, once all the
+                    # table published before its final status has come in.
+                    await _final_status_seen(rig.observer)
+                    dealer.take_unchecked()
+                # The alerts as the table raised them, as the pit counts them: those of a
+                # round the stop cut short count too.
+                dealer.tally = dealer.tally.with_alerts(raised_codes(rig.observer))
+    return DemoResult(
+        dealer.tally, not finished, dealer.tally.disagreements + stats_problems, broker.name
+    )
+
+
+async def _final_status_seen(observer: Observer | None) -> None:
+    """Until ``observer`` has the status a stopped table publishes last (``online:
+    false``), which comes after everything it published before; PIT_FINAL_S at most."""
+    if observer is None:
+        return
+
+    def offline(obs: Observer) -> bool:
+        status = obs.last("status")
+        return status is not None and status["online"] is False
+
+    with contextlib.suppress(TimeoutError):
+        await observer.wait(offline, PIT_FINAL_S)
