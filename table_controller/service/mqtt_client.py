@@ -9,6 +9,12 @@ client aiomqtt wraps (``_client``) to learn each message's packet id. It
 watches aiomqtt's ``_disconnected`` and ``_connected`` futures to notice a lost
 connection while idle and one closed before its CONNACK. The tests against
 Mosquitto (a denied topic gives PUBACK 0x87) pin this down.
+
+A message goes onto the socket when it is published (``loop_write``), not one
+turn of the event loop later behind whatever else is ready (the retained views
+built after a card): so paho's request to watch the socket for writing, which
+aiomqtt defers with ``call_soon_threadsafe``, is acted on at once when it comes
+from the loop's own thread, and its withdrawal then finds it in place.
 """
 
 from __future__ import annotations
@@ -77,6 +83,9 @@ class AckingClient(aiomqtt.Client):
         info = self._client.publish(msg.topic, msg.payload, msg.qos, msg.retain, properties)
         if info.rc != paho.MQTT_ERR_SUCCESS:
             raise aiomqtt.MqttCodeError(info.rc, "could not publish")
+        # Onto the socket now: aiomqtt would write it only once the event loop has
+        # polled again, after whatever else is ready to run.
+        self._client.loop_write()
         fut: asyncio.Future[int] = self._loop.create_future()
         if msg.qos == 0:
             # No PUBACK for QoS 0: handed over is all there is.
@@ -92,6 +101,25 @@ class AckingClient(aiomqtt.Client):
             fut.exception()
 
     # -- paho callbacks, as registered by aiomqtt ---------------------------------
+
+    def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        try:
+            here = asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            here = False
+        if not here:
+            # paho's connect runs in an executor thread: aiomqtt's way.
+            super()._on_socket_register_write(client, userdata, sock)
+            return
+
+        def writable() -> None:
+            try:
+                client.loop_write()
+            except Exception as exc:  # a broken pipe: the connection is gone
+                if not self._disconnected.done():
+                    self._disconnected.set_exception(exc)
+
+        self._loop.add_writer(sock.fileno(), writable)
 
     def _on_connect(
         self,

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -321,6 +322,9 @@ class Publisher(Drain):
             timeout=CONNECT_TIMEOUT_S,
             tls_context=self._tls,
             logger=PAHO_LOG,
+            # A card's event goes out at once, not held back behind an earlier
+            # message's TCP acknowledgement (Nagle): as the broker's set_tcp_nodelay.
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
 
     def _connected(self, client: AckingClient) -> None:
