@@ -135,17 +135,32 @@ class Drain(ReconnectPolicy):
                 if self._woken:
                     continue
                 self._idle.set()
-            self._wake_fut = loop.create_future()
-            try:
-                await asyncio.wait(
-                    (self._wake_fut, lost),
-                    timeout=None if self._closing else self._retry_timeout(),
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-            finally:
-                self._wake_fut = None
+            await self._sleep(loop, lost)
             if lost.done():
                 raise ConnectionLost("connection lost")
+
+    async def _sleep(self, loop: asyncio.AbstractEventLoop, lost: asyncio.Future[None]) -> None:
+        """Until woken, the connection lost, or the next retry due.
+
+        The wake future is awaited itself (not through ``asyncio.wait``, which
+        takes one more turn of the loop): woken by a new input, the drain runs
+        next, before the views built after it.
+        """
+        self._wake_fut = wake = loop.create_future()
+
+        def on_lost(_: asyncio.Future[None]) -> None:
+            if not wake.done():
+                wake.set_result(None)
+
+        lost.add_done_callback(on_lost)
+        try:
+            async with asyncio.timeout(None if self._closing else self._retry_timeout()):
+                await wake
+        except TimeoutError:
+            pass
+        finally:
+            lost.remove_done_callback(on_lost)
+            self._wake_fut = None
 
     def _retry_timeout(self) -> float | None:
         at = self._journal.next_retry_at()
