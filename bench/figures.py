@@ -133,9 +133,12 @@ def filesystem_of(path: Path) -> str:
     return kind
 
 
-def journal_commit_ms(folder: Path, samples: int) -> dict[str, float | int]:
+def journal_commit_ms(folder: Path, samples: int, spacing_s: float = 0.0) -> dict[str, float | int]:
     """What one journal commit costs there: SQLite in WAL with ``synchronous=FULL``,
-    as ``table_controller.service.journal`` opens it, one small row a transaction."""
+    as ``table_controller.service.journal`` opens it, one small row a transaction.
+
+    ``spacing_s`` paces the commits as the table's inputs come: a disk (a virtual
+    one most of all) that was idle takes longer over an fsync than one kept busy."""
     path = folder / f"commit-probe-{uuid.uuid4().hex}.sqlite3"
     db = sqlite3.connect(path, isolation_level=None)
     try:
@@ -145,6 +148,7 @@ def journal_commit_ms(folder: Path, samples: int) -> dict[str, float | int]:
         body = "x" * 200
         times: list[float] = []
         for _ in range(samples):
+            time.sleep(spacing_s)
             start = time.perf_counter_ns()
             db.execute("BEGIN IMMEDIATE")
             db.execute("INSERT INTO probe (body) VALUES (?)", (body,))
@@ -158,72 +162,99 @@ def journal_commit_ms(folder: Path, samples: int) -> dict[str, float | int]:
     return summarize(times)
 
 
-def paho_floor(broker: MosquittoBroker, payload: bytes, count: int) -> list[float]:
-    """Bare paho-mqtt, MQTT 5, QoS 1: publish → receive through the broker, one at a time."""
-    topic = f"bench/floor/{uuid.uuid4().hex}"
-    arrived = threading.Event()
-    stamp = [0]
-    connected = [threading.Event(), threading.Event()]
-    subscribed = threading.Event()
+class PahoClient:
+    """One paho-mqtt client (MQTT 5) on its own network thread, connected on entry.
 
-    def on_message(client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
-        stamp[0] = time.perf_counter_ns()
-        arrived.set()
+    The floor's publisher and subscriber, and the subscriber that times the
+    product's events: the same client library at both ends of every figure.
+    """
 
-    def on_connect(which: int) -> Callable[..., None]:
-        def callback(
-            client: paho.Client,
-            userdata: Any,
-            flags: paho.ConnectFlags,
-            reason: ReasonCode,
-            properties: Properties | None,
-        ) -> None:
-            connected[which].set()
+    def __init__(
+        self,
+        broker: MosquittoBroker,
+        name: str,
+        on_message: Callable[[int, bytes], None] | None = None,
+    ) -> None:
+        self.broker = broker
+        self._connected = threading.Event()
+        self._subscribed = threading.Event()
+        self._on_message = on_message
+        self.client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=f"bench-{name}-{uuid.uuid4().hex[:8]}",
+            protocol=paho.MQTTv5,
+        )
+        self.client.on_connect = self._connect_cb
+        self.client.on_subscribe = self._subscribe_cb
+        self.client.on_message = self._message_cb
 
-        return callback
+    def _connect_cb(
+        self,
+        client: paho.Client,
+        userdata: Any,
+        flags: paho.ConnectFlags,
+        reason: ReasonCode,
+        properties: Properties | None,
+    ) -> None:
+        self._connected.set()
 
-    def on_subscribe(
+    def _subscribe_cb(
+        self,
         client: paho.Client,
         userdata: Any,
         mid: int,
         reasons: list[ReasonCode],
         properties: Properties | None,
     ) -> None:
-        subscribed.set()
+        self._subscribed.set()
 
-    clients = []
-    for which in (0, 1):
-        client = paho.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=f"bench-floor-{which}-{uuid.uuid4().hex[:8]}",
-            protocol=paho.MQTTv5,
-        )
-        client.on_connect = on_connect(which)
-        clients.append(client)
-    sub, pub = clients
-    sub.on_message = on_message
-    sub.on_subscribe = on_subscribe
-    samples: list[float] = []
-    started: list[paho.Client] = []
-    try:
-        for which, client in enumerate(clients):
-            client.connect(broker.host, broker.port)
-            client.loop_start()
-            started.append(client)
-            if not connected[which].wait(EVENT_WAIT_S):
-                raise BenchError("paho client did not connect")
-        sub.subscribe(topic, qos=1)
-        if not subscribed.wait(EVENT_WAIT_S):
+    def _message_cb(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+        # The clock first: the receipt is what is timed.
+        arrived = time.perf_counter_ns()
+        if self._on_message is not None:
+            self._on_message(arrived, bytes(msg.payload))
+
+    def subscribe(self, topic: str) -> None:
+        self._subscribed.clear()
+        self.client.subscribe(topic, qos=1)
+        if not self._subscribed.wait(EVENT_WAIT_S):
             raise BenchError("paho subscription not acknowledged")
+
+    def __enter__(self) -> PahoClient:
+        self.client.connect(self.broker.host, self.broker.port)
+        self.client.loop_start()
+        if not self._connected.wait(EVENT_WAIT_S):
+            self.__exit__()
+            raise BenchError("paho client did not connect")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def paho_floor(
+    broker: MosquittoBroker, payload: bytes, count: int, spacing_s: float = 0.0
+) -> list[float]:
+    """Bare paho-mqtt, MQTT 5, QoS 1: publish → receive through the broker, one at a
+    time, ``spacing_s`` apart (as the table's cards come)."""
+    topic = f"bench/floor/{uuid.uuid4().hex}"
+    arrived = threading.Event()
+    stamp = [0]
+
+    def on_message(at: int, payload: bytes) -> None:
+        stamp[0] = at
+        arrived.set()
+
+    samples: list[float] = []
+    with PahoClient(broker, "floor-sub", on_message) as sub, PahoClient(broker, "floor-pub") as pub:
+        sub.subscribe(topic)
         for _ in range(count):
+            time.sleep(spacing_s)
             arrived.clear()
             start = time.perf_counter_ns()
-            pub.publish(topic, payload, qos=1)
+            pub.client.publish(topic, payload, qos=1)
             if not arrived.wait(EVENT_WAIT_S):
                 raise BenchError("paho message not received")
             samples.append((stamp[0] - start) / 1e6)
-    finally:
-        for client in started:
-            client.disconnect()
-            client.loop_stop()
     return samples
