@@ -46,7 +46,9 @@ async def test_a_message_is_on_the_socket_when_published_and_then_nothing_polls(
     # Accepted (0x10 says nobody subscribes; a refusal would be 0x80 or above).
     assert await asyncio.wait_for(fut, WAIT_S) < 0x80
     # Nothing left watching a socket with nothing to write (that would spin the loop).
-    assert not _watched_for_writing(client._client.socket())
+    sock = client._client.socket()
+    assert isinstance(sock, socket.socket)
+    assert not _watched_for_writing(sock)
 
 
 async def test_the_tables_connection_has_nagle_off(
@@ -59,4 +61,5 @@ async def test_the_tables_connection_has_nagle_off(
         connection = table.publisher._client
         assert connection is not None
         sock = connection._client.socket()
+        assert isinstance(sock, socket.socket)
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -72,6 +72,7 @@ class Statuses:
 
     async def online(self, site: str, *, instance: str | None = None) -> dict[str, Any]:
         """The site's latest status once it says online (from ``instance``, if given)."""
+
         def found() -> dict[str, Any] | None:
             for topic, body in reversed(self.seen):
                 if f"/{site}/" in topic:
