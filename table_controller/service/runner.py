@@ -44,6 +44,7 @@ from table_controller.engine import (
     ConsoleShow,
     DeviceOffline,
     DeviceOnline,
+    EngineSnapshot,
     Event,
     EventType,
     Input,
@@ -209,10 +210,6 @@ class TableRunner:
                 self.lights_out.put_nowait(out)
         if isinstance(inp, DeviceOnline | DeviceOffline):
             self._heard.add(inp.device)
-        devices = self.device_status()
-        if devices != self._last_devices:
-            self._last_devices = devices
-            self.devices_changed.set()
         # The publisher first: its task then runs before the views task, so a
         # card's event does not wait for the state to be rebuilt.
         if messages:
@@ -311,6 +308,11 @@ class TableRunner:
         """Enqueue the retained ``state`` and ``stats`` where they changed since last time."""
         self.views_due.clear()
         state = self.engine.snapshot()
+        # The devices' state as well, for the status: off the input's path too.
+        devices = self.device_status(state)
+        if devices != self._last_devices:
+            self._last_devices = devices
+            self.devices_changed.set()
         ts = self._views_at or self.clock()
         messages: list[OutboxMessage] = []
         view = state_view(state)
@@ -328,10 +330,10 @@ class TableRunner:
             self.wake_publisher()
 
     # -- status ------------------------------------------------------------
-    def device_status(self) -> dict[str, dict[str, Any]]:
-        """The ``devices`` of ``status``: the engine's view of each device, but offline
-        until this process has heard from it."""
-        devices = device_states(self.engine.snapshot())
+    def device_status(self, state: EngineSnapshot | None = None) -> dict[str, dict[str, Any]]:
+        """The ``devices`` of ``status``: the engine's view of each device (in ``state``,
+        or now), but offline until this process has heard from it."""
+        devices = device_states(self.engine.snapshot() if state is None else state)
         for name, dev in devices.items():
             if name not in self._heard and dev["state"] != "offline":
                 devices[name] = {"state": "offline", "detail": NOT_CONNECTED_SINCE_START}
