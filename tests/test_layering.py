@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
         f"{TC}.feed",
         f"{TC}.recorder",
         f"{TC}.tools.odds",
+        "drivers.backoff",
     },
     f"{TC}.rigs": {TC, "drivers", "simulators"},
     f"{TC}.cli": {TC, "drivers"},

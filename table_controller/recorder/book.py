@@ -15,7 +15,7 @@ import json
 import logging
 import random
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -41,7 +41,7 @@ class Outgoing:
 
 
 class FeedBook:
-    def __init__(self, recorder: str, *, rand: Callable[[], float] = random.random) -> None:
+    def __init__(self, recorder: str, *, rng: random.Random | None = None) -> None:
         self.recorder = recorder
         self.tracks: dict[Key, SeqTrack] = {}
         self.prefixes: dict[tuple[str, str], str] = {}
@@ -49,7 +49,7 @@ class FeedBook:
         self._acked: dict[tuple[str, str], tuple[str, int]] = {}
         self._dirty: set[Key] = set()
         self._reloaded: dict[Key, float] = {}
-        self._rand = rand
+        self._rng = rng
 
     async def track(self, db: Backend, key: Key) -> SeqTrack:
         track = self.tracks.get(key)
@@ -136,7 +136,7 @@ class FeedBook:
             if held and now - self._reloaded.get(key, 0.0) >= RELOAD_AFTER_S:
                 self._reloaded[key] = now
                 await load_track(db, key, track)
-            for first, last in track.due(now, self._rand):
+            for first, last in track.due(now, self._rng):
                 site, table, epoch = key
                 body = self._envelope("table-replay/1", site, table)
                 body.update(

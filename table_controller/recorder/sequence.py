@@ -1,6 +1,6 @@
 """Per table and epoch: the highest contiguous ``feed_seq``, and the gaps to ask for.
 
-Sans-I/O: time arrives as ``now`` (monotonic seconds), randomness as ``rand``.
+Sans-I/O: time arrives as ``now`` (monotonic seconds), randomness as ``rng``.
 
 * ``contiguous``: every ``feed_seq`` up to it is committed (or a permanent gap).
   The first ``feed_seq`` of an epoch is 1 (docs/feed.md: +1 per message), so a new
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from table_controller.recorder.backoff import backoff_delay
+from drivers.backoff import backoff_delay
 
 GAP_WAIT_S: Final = 2.0
 REPLAY_RETRY_INITIAL_S: Final = 1.0
@@ -94,7 +94,7 @@ class SeqTrack:
             seq = end + 1
         return out
 
-    def due(self, now: float, rand: Callable[[], float] = random.random) -> list[tuple[int, int]]:
+    def due(self, now: float, rng: random.Random | None = None) -> list[tuple[int, int]]:
         """The ranges to ask a ``replay`` for now (each at most 10,000 long), or none."""
         holes = self.holes()
         if not holes:
@@ -106,7 +106,7 @@ class SeqTrack:
         if now - self.hole_since < GAP_WAIT_S or now < self.next_request:
             return []
         self.next_request = now + backoff_delay(
-            self.attempts, initial_s=REPLAY_RETRY_INITIAL_S, cap_s=REPLAY_RETRY_MAX_S, rand=rand
+            self.attempts, initial_s=REPLAY_RETRY_INITIAL_S, cap_s=REPLAY_RETRY_MAX_S, rng=rng
         )
         self.attempts += 1
         return [part for hole in holes for part in split_range(*hole)]

@@ -34,8 +34,8 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from drivers.backoff import backoff_delay
 from table_controller.feed.broker import parse_broker_url, read_password, tls_context
-from table_controller.recorder.backoff import backoff_delay
 from table_controller.recorder.book import FeedBook, Outgoing
 from table_controller.recorder.config import MqttSection
 from table_controller.recorder.errors import DatabaseUnavailable

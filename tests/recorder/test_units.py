@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -136,24 +137,38 @@ def test_permanent_gaps_are_settled_and_never_asked_for(
     assert track.contiguous >= 0
 
 
+class _Fixed(random.Random):
+    """Randomness pinned to one value, for the shortest or the longest jitter."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__()
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+SHORTEST, LONGEST = _Fixed(0.0), _Fixed(0.999_999)
+
+
 def test_a_gap_is_asked_for_after_the_wait_then_with_capped_backoff() -> None:
     track = SeqTrack()
     track.add([1, 2, 5])
     track.settle()
-    assert track.due(100.0, lambda: 0.0) == []
-    assert track.due(100.0 + GAP_WAIT_S, lambda: 0.0) == [(3, 4)]
-    assert track.due(100.0 + GAP_WAIT_S + 0.1, lambda: 0.0) == []  # backing off
+    assert track.due(100.0, SHORTEST) == []
+    assert track.due(100.0 + GAP_WAIT_S, SHORTEST) == [(3, 4)]
+    assert track.due(100.0 + GAP_WAIT_S + 0.1, SHORTEST) == []  # backing off
     waits = []
     now = 100.0 + GAP_WAIT_S
     for _ in range(12):
         nxt = track.next_request
         waits.append(nxt - now)
         now = nxt
-        assert track.due(now, lambda: 1.0) == [(3, 4)]
+        assert track.due(now, LONGEST) == [(3, 4)]
     assert max(waits) <= 10.0
     track.add([3, 4])
     assert track.settle()
-    assert track.due(now + 100, lambda: 0.0) == []
+    assert track.due(now + 100, SHORTEST) == []
 
 
 def test_replays_are_split_at_the_limit() -> None:
