@@ -11,18 +11,21 @@ the dealer), through the simulators as a dealer would.
 For every card read the clock starts just before the shoe simulator passes
 the card through its reader (``ShoeSimulator.draw()`` hands the ``$CARD``
 frame to its TCP transport) and stops when an MQTT 5 subscriber in this process
-receives that card's ``events`` message: both ends on one clock
-(``time.perf_counter_ns``). A round's ``round_settled`` event is timed from the
-draw of the round's last card. In between lie the controller's shoe driver,
-the engine, the one journal commit (SQLite, WAL, ``synchronous=FULL``), the
-publisher, the broker and the subscriber's client.
+(paho on its own thread, as the floor's subscriber) receives that card's
+``events`` message: both ends on one clock (``time.perf_counter_ns``). A round's
+``round_settled`` event is timed from the input that settled it: its last card,
+or the last press (when every tied player surrendered). In between lie the
+controller's device driver, the engine, the one journal commit (SQLite, WAL,
+``synchronous=FULL``), the publisher, the broker and the subscriber's client.
 
 Two runs: **idle** (a card every ``IDLE_CARD_S``, one in flight at a time) and
 **load** (a card every ``LOAD_CARD_S``, 50 ms). Beside them, on the same
 machine in the same run: the bare paho floor through the same broker and one
-journal commit on the same disk (``bench/figures.py``), and the controller's
-CPU per round (``/proc/<pid>/stat`` user + system over the run, divided by the
-rounds).
+journal commit on the same disk (``bench/figures.py``), each at the idle run's
+pace (``floor_*`` and ``commit_*``: an idle machine's fsync and round trip are
+slower than back to back) and back to back (``back_to_back``), and the
+controller's CPU per round (``/proc/<pid>/stat`` user + system over the run,
+divided by the rounds).
 
 It prints the figures and writes ``bench/results/latency.json`` with
 ``p50_ms``, ``p99_ms``, ``max_ms``, ``floor_p50_ms``, ``floor_p99_ms``,
@@ -89,22 +92,29 @@ class Timing:
 
     def __init__(self) -> None:
         self.draws: dict[int, int] = {}
-        self.last_card: dict[int, int] = {}
+        self.last_input = 0
+        """When the dealer last drew a card or pressed a button."""
         self.card_ms: list[float] = []
         self.settled_ms: list[float] = []
         self.payload: bytes | None = None
 
     def instrument(self, rig: TableRig) -> None:
-        """Note the time just before each card goes through the shoe's reader."""
-        draw = rig.shoe.draw
+        """Note the time just before each card goes through the shoe's reader, and just
+        before each press of a console button."""
+        draw, press = rig.shoe.draw, rig.console.press
 
-        def timed(*args: Any, **kwargs: Any) -> SimulatedRead:
-            start = time.perf_counter_ns()
+        def timed_draw(*args: Any, **kwargs: Any) -> SimulatedRead:
+            start = self.last_input = time.perf_counter_ns()
             read = draw(*args, **kwargs)
             self.draws[read.n] = start
             return read
 
-        rig.shoe.draw = timed  # type: ignore[method-assign]
+        def timed_press(*args: Any, **kwargs: Any) -> int:
+            self.last_input = time.perf_counter_ns()
+            return press(*args, **kwargs)
+
+        rig.shoe.draw = timed_draw  # type: ignore[method-assign]
+        rig.console.press = timed_press  # type: ignore[method-assign]
 
     def take(self, arrived: int, payload: bytes) -> None:
         body = json.loads(payload)
@@ -113,11 +123,10 @@ class Timing:
             n = body["n"]
             self.payload = self.payload or payload
             self.card_ms.append((arrived - self.draws[n]) / 1e6)
-            self.last_card[body["round_id"]] = n
-        elif kind == "round_settled":
-            n = self.last_card.get(body["round_id"])
-            if n is not None:
-                self.settled_ms.append((arrived - self.draws[n]) / 1e6)
+        elif kind == "round_settled" and self.last_input:
+            # From the input that settled it: the last card, or a press (all the tied
+            # players surrendered, say), not the dealer's pause before that press.
+            self.settled_ms.append((arrived - self.last_input) / 1e6)
 
 
 def cpu_s(pid: int) -> float:
