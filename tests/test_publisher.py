@@ -757,3 +757,44 @@ async def test_a_broker_saying_session_taken_over_is_believed_at_once(
     finally:
         server.close()
         await server.wait_closed()
+
+
+def state_message(round_id: int) -> OutboxMessage:
+    return ENV.state(
+        {
+            "phase": "betting",
+            "round_id": round_id,
+            "held": False,
+            "dealer": "D-114",
+            "shoe": {"id": "shoe-1", "cards_read": 12, "cover_seen": False},
+            "positions": [],
+            "dealer_cards": [],
+            "burn_cards": 0,
+        },
+        ts=now(),
+    )
+
+
+async def test_a_view_goes_from_memory_after_the_journal_and_only_its_latest(
+    tmp_path: Path, mosquitto: MosquittoBroker
+) -> None:
+    """The retained views are not journaled: the latest one shown goes out, after the
+    journal's messages (a state shows what the events before it say)."""
+    async with (
+        subscribed(mosquitto.port) as sub,
+        running_table(tmp_path / "j.sqlite3", mosquitto.url) as table,
+    ):
+        await table.wait_connected()
+        await table.drained()
+        older, latest, event = state_message(5), state_message(6), event_message(1)
+        # All in one step of the event loop, as an input and the views after it.
+        table.publisher.show(older)
+        table.publisher.show(latest)
+        table.publish(event)
+        got = await sub.take(2)
+        await table.drained()
+        assert [g.id for g in got] == [event.id, latest.id]
+        assert table.journal.outbox_depth() == 0
+        assert table.journal.pending(100) == []
+        kinds = {row[0] for row in table.journal._db.execute("SELECT kind FROM outbox")}
+        assert kinds == {"events"}

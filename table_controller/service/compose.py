@@ -77,4 +77,5 @@ def compose(
     publisher.subscribe(inbox.topics)
     runner.wake_publisher = publisher.wake
     runner.publish_unjournaled = publisher.offer
+    runner.publish_view = publisher.show
     return Table(runner, publisher, inbox)

@@ -188,6 +188,9 @@ class Publisher(Drain):
         # Messages the journal cannot take (docs/rules.md JOURNAL_FAULT): sent from memory,
         # ahead of the outbox, once; the latest per retained topic.
         self._unjournaled: dict[str, OutboxMessage] = {}
+        # The retained views (state, stats): rebuilt from the engine at any start, so
+        # never journaled; the latest per topic, sent after what the journal holds.
+        self._views: dict[str, OutboxMessage] = {}
         self._reconnect_now = asyncio.Event()
 
     # -- the service's side ----------------------------------------------------
@@ -217,6 +220,13 @@ class Publisher(Drain):
         self.identity_conflict = False
         self._peer_closes = 0
         self._reconnect_now.set()
+
+    def show(self, msg: OutboxMessage) -> None:
+        """Send the retained view ``msg`` from memory, after the journal's messages; it
+        replaces one not sent yet on its topic. A connection lost first loses it: the
+        next connect sends the views again (``TableRunner.on_broker_connect``)."""
+        self._views[msg.topic] = msg
+        self.wake()
 
     def offer(self, msg: OutboxMessage) -> None:
         """Send ``msg`` without the journal (it cannot commit); a retained one replaces

@@ -82,6 +82,7 @@ class Drain(ReconnectPolicy):
     _on_message: Callable[[str, bytes], None] | None
     _on_refused: Callable[[OutboxMessage, int], None]
     _unjournaled: dict[str, OutboxMessage]
+    _views: dict[str, OutboxMessage]
     _publish_props: Properties | None
     _ack_timeout_s: float
     _closing: bool
@@ -128,6 +129,10 @@ class Drain(ReconnectPolicy):
                 batch = list(self._unjournaled.values())
                 self._unjournaled.clear()
                 batch += self._journal.pending(BATCH)
+                if len(batch) < BATCH:
+                    # The views last: a state shows what the events before it say.
+                    batch += self._views.values()
+                    self._views.clear()
                 if batch:
                     self._idle.clear()
                     await self._send(client, batch, window)

@@ -147,6 +147,7 @@ class TableRunner:
         # for what must go out while the journal cannot take it.
         self.wake_publisher: Callable[[], None] = lambda: None
         self.publish_unjournaled: Callable[[OutboxMessage], None] = lambda msg: None
+        self.publish_view: Callable[[OutboxMessage], None] = lambda msg: None
         # A newly connected lights task needs to know what should be lit.
         self.lights_mask = 0
         # The serial number of the sensor board in use, once it is found.
@@ -305,7 +306,11 @@ class TableRunner:
 
     # -- views ----------------------------------------------------------------
     def flush_views(self) -> None:
-        """Enqueue the retained ``state`` and ``stats`` where they changed since last time."""
+        """Send the retained ``state`` and ``stats`` where they changed since last time.
+
+        From memory, not through the journal: the engine, which the journal rebuilds
+        at any start, gives them again, so a crash loses none, and the disk (a
+        table PC's flash) is spared two writes an input."""
         self.views_due.clear()
         state = self.engine.snapshot()
         # The devices' state as well, for the status: off the input's path too.
@@ -314,20 +319,14 @@ class TableRunner:
             self._last_devices = devices
             self.devices_changed.set()
         ts = self._views_at or self.clock()
-        messages: list[OutboxMessage] = []
         view = state_view(state)
         if view != self._last_state:
-            messages.append(self.messages.state(view, ts=ts))
+            self._last_state = view
+            self.publish_view(self.messages.state(view, ts=ts))
         stats = stats_view(state)
         if stats != self._last_stats:
-            messages.append(self.messages.stats(stats, ts=ts))
-        if messages:
-            try:
-                self.journal.enqueue(messages, synced=False)
-            except JournalFault:
-                return  # built again at the next flush, once the journal takes it
-            self._last_state, self._last_stats = view, stats
-            self.wake_publisher()
+            self._last_stats = stats
+            self.publish_view(self.messages.stats(stats, ts=ts))
 
     # -- status ------------------------------------------------------------
     def device_status(self, state: EngineSnapshot | None = None) -> dict[str, dict[str, Any]]:
@@ -382,14 +381,11 @@ class TableRunner:
         that has just started (or a broker that lost its retained messages)
         shows its phase before anything changes."""
         now = self.clock()
-        messages = [
-            self.status_message(),
-            self.messages.state(self._last_state, ts=now),
-            self.messages.stats(self._last_stats, ts=now),
-        ]
+        status = self.status_message()
         try:
-            self.journal.enqueue(messages, synced=False)
+            self.journal.enqueue([status], synced=False)
         except JournalFault:
-            for msg in messages:
-                self.publish_unjournaled(msg)
+            self.publish_unjournaled(status)
+        self.publish_view(self.messages.state(self._last_state, ts=now))
+        self.publish_view(self.messages.stats(self._last_stats, ts=now))
         self.wake_publisher()

@@ -23,7 +23,12 @@ def test_the_recorder_imports_no_table_side_package() -> None:
     files = sorted((ROOT / "table_controller" / "recorder").rglob("*.py"))
     files += [ROOT / "table_controller" / "cli" / n for n in ("recorder.py", "records.py")]
     wrong = {
-        str(f.relative_to(ROOT)): sorted(m for m in _imports(f) if m.startswith(FORBIDDEN))
+        str(f.relative_to(ROOT)): sorted(
+            # The one retry delay of the project lives at its lowest layer; no device code.
+            m
+            for m in _imports(f)
+            if m.startswith(FORBIDDEN) and m != "drivers.backoff"
+        )
         for f in files
     }
     assert {f: bad for f, bad in wrong.items() if bad} == {}
