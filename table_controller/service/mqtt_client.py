@@ -103,14 +103,7 @@ class AckingClient(aiomqtt.Client):
     # -- paho callbacks, as registered by aiomqtt ---------------------------------
 
     def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
-        try:
-            here = asyncio.get_running_loop() is self._loop
-        except RuntimeError:
-            here = False
-        if not here:
-            # paho's connect runs in an executor thread: aiomqtt's way.
-            super()._on_socket_register_write(client, userdata, sock)
-            return
+        fd = sock.fileno()
 
         def writable() -> None:
             try:
@@ -118,8 +111,21 @@ class AckingClient(aiomqtt.Client):
             except Exception as exc:  # a broken pipe: the connection is gone
                 if not self._disconnected.done():
                     self._disconnected.set_exception(exc)
+                return
+            if not client.want_write():
+                # Nothing left to write: never left polling a writable socket, even
+                # when a deferred registration came after paho's withdrawal.
+                self._loop.remove_writer(fd)
 
-        self._loop.add_writer(sock.fileno(), writable)
+        try:
+            here = asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            here = False
+        if here:
+            self._loop.add_writer(fd, writable)
+        else:
+            # paho's connect runs in an executor thread: defer, as aiomqtt does.
+            self._loop.call_soon_threadsafe(self._loop.add_writer, fd, writable)
 
     def _on_connect(
         self,
