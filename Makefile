@@ -26,10 +26,12 @@ lint: $(STAMP)
 test: system lint
 	$(VENV)/bin/pytest -n 2 $(PYTEST_ARGS)
 
-# Every benchmark, then the journal after 100,000 rounds (on /dev/shm: at one fsync per input
-# a shared disk would take hours; what grows with the journal shows on tmpfs as well).
+# Every benchmark, then the journal at 1,000 and at 100,000 rounds on one disk, so that the
+# two compare (/dev/shm: what grows with the journal shows there without a shared disk's
+# fsyncs; --dir /var/tmp measures a disk, some ten minutes for the larger).
 bench: $(STAMP)
 	$(PY) -m bench
+	$(PY) -m bench.journal --rounds 1000 --keep-days 0 --dir /dev/shm --out bench/results/journal-1000.json
 	$(PY) -m bench.journal --rounds 100000 --keep-days 0 --dir /dev/shm --out bench/results/journal-100000.json
 
 # The parsers under coverage-guided fuzzing (atheris); make test runs a short bounded pass.
