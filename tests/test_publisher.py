@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -798,3 +799,53 @@ async def test_a_view_goes_from_memory_after_the_journal_and_only_its_latest(
         assert table.journal.pending(100) == []
         kinds = {row[0] for row in table.journal._db.execute("SELECT kind FROM outbox")}
         assert kinds == {"events"}
+
+
+async def test_a_view_in_flight_when_the_connection_breaks_goes_again(
+    tmp_path: Path, mosquitto: MosquittoBroker
+) -> None:
+    """A view is held in memory only: sent into a broken connection, it is sent again
+    on the next one (and the break is a lost connection, not a refusal)."""
+    async with (
+        subscribed(mosquitto.port) as sub,
+        running_table(tmp_path / "j.sqlite3", mosquitto.url) as table,
+    ):
+        await table.wait_connected()
+        await table.drained()
+        connection = table.publisher._client
+        assert connection is not None
+        sock = connection._client.socket()
+        assert isinstance(sock, socket.socket)
+        table.connected.clear()
+        # In one step of the event loop: the connection breaks, then a view is shown;
+        # the drain writes it into the broken socket before the loop notices.
+        sock.shutdown(socket.SHUT_RDWR)
+        view = state_message(7)
+        table.publisher.show(view)
+        await table.wait_connected()
+        got = await sub.until(lambda r: r.id == view.id)
+        assert got.payload == view.payload
+        assert table.refused == []
+
+
+async def test_a_refused_view_is_reported_once_per_topic_and_blocks_nothing(
+    tmp_path: Path,
+) -> None:
+    """A view is not journaled, so the journal cannot count its refusals: the publisher
+    reports the first refusal of each view topic, and what follows goes on."""
+    first_view, second_view = state_message(5), state_message(6)
+    after = event_message(1)
+    with _acl_broker(tmp_path) as broker, watching() as log:
+        async with (
+            subscribed(broker.port) as sub,
+            running_table(tmp_path / "j.sqlite3", broker.url) as table,
+        ):
+            await table.wait_connected()
+            table.publisher.show(first_view)
+            await log.wait(logging.WARNING, "refused message")
+            table.publisher.show(second_view)
+            table.publish(after)
+            assert [g.id for g in await sub.take(1)] == [after.id]
+            await log.wait(logging.DEBUG, "refused again")
+            assert table.refused == [(first_view, 0x87)]
+    assert len(log.matching(logging.WARNING, "refused message")) == 1

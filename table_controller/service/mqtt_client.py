@@ -79,13 +79,21 @@ class AckingClient(aiomqtt.Client):
     def publish_nowait(
         self, msg: OutboxMessage, properties: Properties | None
     ) -> asyncio.Future[int]:
-        """Hand one message to the connection; the future gets its PUBACK reason code."""
+        """Hand one message to the connection; the future gets its PUBACK reason code.
+
+        ConnectionLost when the connection turns out to be gone (paho finds out as
+        it writes), so that the caller treats it as a loss, not as a refusal.
+        """
         info = self._client.publish(msg.topic, msg.payload, msg.qos, msg.retain, properties)
+        if info.rc == paho.MQTT_ERR_NO_CONN:
+            raise ConnectionLost("connection lost")
         if info.rc != paho.MQTT_ERR_SUCCESS:
             raise aiomqtt.MqttCodeError(info.rc, "could not publish")
         # Onto the socket now: aiomqtt would write it only once the event loop has
         # polled again, after whatever else is ready to run.
-        self._client.loop_write()
+        written = self._client.loop_write()
+        if written != paho.MQTT_ERR_SUCCESS or self._disconnected.done():
+            raise ConnectionLost(f"connection lost while writing ({written!s})")
         fut: asyncio.Future[int] = self._loop.create_future()
         if msg.qos == 0:
             # No PUBACK for QoS 0: handed over is all there is.

@@ -191,6 +191,8 @@ class Publisher(Drain):
         # The retained views (state, stats): rebuilt from the engine at any start, so
         # never journaled; the latest per topic, sent after what the journal holds.
         self._views: dict[str, OutboxMessage] = {}
+        self._from_memory: set[str] = set()
+        self._refused_topics: set[str] = set()
         self._reconnect_now = asyncio.Event()
 
     # -- the service's side ----------------------------------------------------

@@ -83,6 +83,8 @@ class Drain(ReconnectPolicy):
     _on_refused: Callable[[OutboxMessage, int], None]
     _unjournaled: dict[str, OutboxMessage]
     _views: dict[str, OutboxMessage]
+    _from_memory: set[str]
+    _refused_topics: set[str]
     _publish_props: Properties | None
     _ack_timeout_s: float
     _closing: bool
@@ -126,16 +128,25 @@ class Drain(ReconnectPolicy):
             self._check_stable()
             if not self._closing:
                 self._woken = False
-                batch = list(self._unjournaled.values())
+                unjournaled = list(self._unjournaled.values())
                 self._unjournaled.clear()
-                batch += self._journal.pending(BATCH)
+                views: list[OutboxMessage] = []
+                batch = unjournaled + self._journal.pending(BATCH)
                 if len(batch) < BATCH:
                     # The views last: a state shows what the events before it say.
-                    batch += self._views.values()
+                    views = list(self._views.values())
                     self._views.clear()
+                    batch += views
                 if batch:
                     self._idle.clear()
-                    await self._send(client, batch, window)
+                    self._from_memory = {m.id for m in unjournaled + views}
+                    try:
+                        await self._send(client, batch, window)
+                    except BaseException:
+                        # Held in memory only: they go again on the next connection,
+                        # unless newer ones came meanwhile (a resend keeps its id).
+                        self._take_back(unjournaled, views)
+                        raise
                     continue
                 if self._woken:
                     continue
@@ -143,6 +154,12 @@ class Drain(ReconnectPolicy):
             await self._sleep(loop, lost)
             if lost.done():
                 raise ConnectionLost("connection lost")
+
+    def _take_back(self, unjournaled: list[OutboxMessage], views: list[OutboxMessage]) -> None:
+        for msg in unjournaled:
+            self._unjournaled.setdefault(msg.topic if msg.retain else msg.id, msg)
+        for msg in views:
+            self._views.setdefault(msg.topic, msg)
 
     async def _sleep(self, loop: asyncio.AbstractEventLoop, lost: asyncio.Future[None]) -> None:
         """Until woken, the connection lost, or the next retry due.
@@ -266,17 +283,26 @@ class Drain(ReconnectPolicy):
             log.debug("sent marks not journaled: %s", exc)
 
     def _refused(self, msg: OutboxMessage, code: int) -> None:
-        try:
-            first = self._journal.mark_refused(msg.id, code)
-        except JournalFault as exc:
-            log.debug("refusal not journaled: %s", exc)
-            first = False
+        if msg.id in self._from_memory:
+            # Not in the journal (a view, or sent while it could not commit): reported
+            # once per topic, and dropped (a view is built again when the table changes).
+            first = msg.topic not in self._refused_topics
+            self._refused_topics.add(msg.topic)
+            where = "it is dropped"
+        else:
+            where = "it stays in the outbox"
+            try:
+                first = self._journal.mark_refused(msg.id, code)
+            except JournalFault as exc:
+                log.debug("refusal not journaled: %s", exc)
+                first = False
         if first:
             log.warning(
-                "the broker refused message %s on %s: %s; it stays in the outbox",
+                "the broker refused message %s on %s: %s; %s",
                 msg.id,
                 msg.topic,
                 reason_name(code),
+                where,
             )
             self._call(self._on_refused, msg, code)
         else:
