@@ -273,6 +273,9 @@ async def play_demo(
                     if on_web is not None:
                         on_web(web)
                 assert rig.config is not None
+                dealer = Dealer(
+                    rig, seed=opts.seed, speed=opts.speed, habits=opts.habits, on_round=on_round
+                )
                 controller = _Controller(rig.config, stop)
                 await controller.start()
                 for i in range(1, opts.tables):
@@ -282,9 +285,7 @@ async def play_demo(
                         )
                     )
                 pit = _Pit(broker, console) if console is not None else None
-                dealer = Dealer(
-                    rig, seed=opts.seed, speed=opts.speed, habits=opts.habits, on_round=on_round
-                )
+                statuses_before_stop = 0
                 stats_problems: tuple[str, ...] = ()
                 try:
                     finished, _ = await _until(stop, dealer.play(opts.rounds))
@@ -296,6 +297,8 @@ async def play_demo(
                 finally:
                     if pit is not None:
                         pit.expect_offline()
+                    if rig.observer is not None:
+                        statuses_before_stop = len(rig.observer.of("status"))
                     await controller.stop()
                     if pit is not None:
                         # The last view shows the table's final status.
@@ -303,7 +306,7 @@ async def play_demo(
                 if not finished:
                     # A round may have ended as the stop came: it counts too, once all the
                     # table published before its final status has come in.
-                    await _final_status_seen(rig.observer)
+                    await _final_status_seen(rig.observer, statuses_before_stop)
                     dealer.take_unchecked()
                 # The alerts as the table raised them, as the pit counts them: those of a
                 # round the stop cut short count too.
@@ -313,15 +316,15 @@ async def play_demo(
     )
 
 
-async def _final_status_seen(observer: Observer | None) -> None:
-    """Until ``observer`` has the status a stopped table publishes last (``online:
-    false``), which comes after everything it published before; PIT_FINAL_S at most."""
+async def _final_status_seen(observer: Observer | None, before: int) -> None:
+    """Until ``observer`` has the final status of a table told to stop (``online:
+    false``, after the first ``before`` statuses, so not an earlier last will), which
+    comes after every round record and alert it journaled; PIT_FINAL_S at most."""
     if observer is None:
         return
 
     def offline(obs: Observer) -> bool:
-        status = obs.last("status")
-        return status is not None and status["online"] is False
+        return any(s["online"] is False for s in obs.of("status")[before:])
 
     with contextlib.suppress(TimeoutError):
         await observer.wait(offline, PIT_FINAL_S)
