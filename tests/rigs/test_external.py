@@ -158,8 +158,11 @@ async def test_a_pulled_cable_is_device_offline_and_back_device_online(
         )
 
     def count(code: str) -> Callable[[Observer], int]:
+        # Alerts raised: a DEVICE_OFFLINE resolved by DEVICE_ONLINE is published again
+        # (with ``resolved_by``) under the same code, and is not a second one.
         return lambda o: sum(
-            a["code"] == code and a["message"].startswith("shoe") for a in o.of("alerts")
+            a["code"] == code and a["message"].startswith("shoe") and a["resolved_by"] is None
+            for a in o.of("alerts")
         )
 
     async with (
