@@ -87,16 +87,25 @@ class ConsoleSimulator(SimulatedLineDevice[ConsoleCommand]):
         self._answer_waiters.setdefault(k, []).append(waiter)
         return await waiter
 
+    def expect_shown(self, match: str | Callable[[str], bool]) -> asyncio.Future[str]:
+        """A future of the first display line received from now on that equals ``match``
+        (or that ``match`` accepts): listening already when this returns."""
+        accept = match if callable(match) else (lambda text: text == match)
+        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        entry = (accept, waiter)
+        self._show_waiters.append(entry)
+
+        def forget(_: asyncio.Future[str]) -> None:
+            if entry in self._show_waiters:
+                self._show_waiters.remove(entry)
+
+        waiter.add_done_callback(forget)
+        return waiter
+
     async def shown(self, match: str | Callable[[str], bool]) -> str:
         """The first display line received from now on that equals ``match`` (or that
         ``match`` accepts)."""
-        accept = match if callable(match) else (lambda text: text == match)
-        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._show_waiters.append((accept, waiter))
-        try:
-            return await waiter
-        finally:
-            self._show_waiters = [(a, w) for a, w in self._show_waiters if w is not waiter]
+        return await self.expect_shown(match)
 
     def restart(self) -> None:
         """The console restarts: numbering starts again, earlier presses and answers are

@@ -111,8 +111,7 @@ async def play_round(
     the waiters listen before any card goes out, so no question is missed.
     """
     tied = [p for p, card in zip(POSITIONS, cards, strict=False) if _rank(card) == _rank(cards[-1])]
-    shown = [asyncio.ensure_future(rig.console.shown(f"P{p} TIE: WAR OR SURRENDER")) for p in tied]
-    await asyncio.sleep(0)  # the waiters are registered before the first card
+    shown = [rig.console.expect_shown(f"P{p} TIE: WAR OR SURRENDER") for p in tied]
     try:
         rig.shoe.draw()
         if after_first is not None:

@@ -73,8 +73,8 @@ async def _play_round(rig: TableRig, cards: list[str]) -> None:
     """Deal one round from the shoe; answer each tie with SURRENDER once the console shows it."""
     dealer = cards[-1]
     tied = [p for p, card in zip(POSITIONS, cards, strict=False) if _rank(card) == _rank(dealer)]
-    shown = [asyncio.ensure_future(rig.console.shown(f"P{p} TIE: WAR OR SURRENDER")) for p in tied]
-    await asyncio.sleep(0)  # the waiters are listening before the cards go out
+    # Listening before the cards go out.
+    shown = [rig.console.expect_shown(f"P{p} TIE: WAR OR SURRENDER") for p in tied]
     try:
         for _ in cards:
             rig.shoe.draw()
