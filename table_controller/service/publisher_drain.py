@@ -285,10 +285,16 @@ class Drain(ReconnectPolicy):
     def _refused(self, msg: OutboxMessage, code: int) -> None:
         if msg.id in self._from_memory:
             # Not in the journal (a view, or sent while it could not commit): reported
-            # once per topic, and dropped (a view is built again when the table changes).
+            # once per topic. A view goes again as the next one of its topic, which the
+            # table builds at its next change and at every connect; a fault's alert is
+            # journaled, and so sent again, once commits succeed.
             first = msg.topic not in self._refused_topics
             self._refused_topics.add(msg.topic)
-            where = "it is dropped"
+            where = (
+                "it goes again with the next one on its topic"
+                if msg.retain
+                else "it goes again from the journal once it commits"
+            )
         else:
             where = "it stays in the outbox"
             try:
