@@ -50,6 +50,7 @@ class FeedBook:
         self._dirty: set[Key] = set()
         self._reloaded: dict[Key, float] = {}
         self._rng = rng
+        self.unattributed = 0  # sequenced messages left out: their epoch was not known yet
 
     async def track(self, db: Backend, key: Key) -> SeqTrack:
         track = self.tracks.get(key)
@@ -58,8 +59,15 @@ class FeedBook:
         return track
 
     def with_epochs(self, batch: list[FeedMessage]) -> list[FeedMessage]:
-        """Each sequenced message with its epoch: a table that puts ``epoch`` only on its
-        events deals its rounds and alerts in the epoch it announced last."""
+        """Each sequenced message with its epoch: an ``alerts`` message carries none (and a
+        table may put ``epoch`` on its events alone), so it is dealt in the epoch the table
+        announced last.
+
+        One that comes before the recorder knows that epoch is left out: stored without it,
+        it could never be found under its epoch, and a replay of it would be a duplicate by
+        ``id``. Unacknowledged, it stays with the table, and the replay brings it again once
+        the table's ``status`` has named the epoch.
+        """
         out = []
         for msg in batch:
             table = (msg.site, msg.table)
@@ -68,8 +76,18 @@ class FeedBook:
                 self.current[table] = feed[0]
             elif msg.epoch is not None and msg.leaf in SEQUENCED:
                 self.current.setdefault(table, msg.epoch)
-            elif msg.feed_seq is not None and table in self.current:
-                msg = replace(msg, epoch=self.current[table])
+            elif msg.feed_seq is not None:
+                epoch = self.current.get(table)
+                if epoch is None:
+                    self.unattributed += 1
+                    log.info(
+                        "%s/%s feed_seq %d: no epoch known yet, left for the replay",
+                        msg.site,
+                        msg.table,
+                        msg.feed_seq,
+                    )
+                    continue
+                msg = replace(msg, epoch=epoch)
             out.append(msg)
         return out
 

@@ -66,10 +66,11 @@ LAGS_KEPT: Final = 10_000_000
 def subscriptions(mqtt: MqttSection) -> list[str]:
     """The topic filters of the recorder's sites (docs/recorder.md); MQTT 3.1.1 has no shares."""
     share = f"$share/{mqtt.group}/" if mqtt.protocol == "5" else ""
-    out = []
+    # The retained ones first: each table's ``status`` names its epoch before the feed's
+    # first ``alerts`` message (which carries none) can arrive.
+    out = [f"casino/{site}/table/+/{leaf}" for site in mqtt.sites for leaf in sorted(LATEST)]
     for site in mqtt.sites:
         out += [f"{share}casino/{site}/table/+/{leaf}" for leaf in sorted(SEQUENCED)]
-        out += [f"casino/{site}/table/+/{leaf}" for leaf in sorted(LATEST)]
     return out
 
 
@@ -110,6 +111,10 @@ class Recorder:
 
     def stop(self) -> None:
         self._stopping.set()
+
+    async def subscribed(self) -> None:
+        """Until the recorder is connected and subscribed to every topic it reads."""
+        await self._connected.wait()
 
     async def run(self) -> None:
         if self.mqtt.protocol == "3.1.1":
@@ -189,6 +194,8 @@ class Recorder:
         if self._stopping.is_set():
             return  # after SIGTERM: the tables still hold it, unacknowledged
         self.received += 1
+        if payload == b"" and topic.rpartition("/")[2] in LATEST:
+            return  # a retained message cleared (a table taken off the floor): nothing to store
         if not isinstance(payload, bytes | bytearray):
             self.dropped += 1
             return

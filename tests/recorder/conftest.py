@@ -131,7 +131,11 @@ async def dealing(*tables: LightTable) -> AsyncIterator[tuple[LightTable, ...]]:
     finally:
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+        # A table that died on its own would have stopped publishing: say so, not a timeout.
+        for outcome in ended:
+            if isinstance(outcome, Exception):
+                raise outcome
 
 
 class RecorderProcess:
@@ -195,3 +199,5 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
     for process in made:
         if process.proc is not None:
             process.kill()
+        # Shown by pytest when the test fails: what each recorder said.
+        print(f"--- {process.log.name}\n{process.log.read_text(errors='replace')}")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import uuid
+
+import aiomqtt
+
 from bench.light_table import LightTable
 from table_controller.recorder import queries
 from table_controller.recorder.store.backend import Backend
@@ -103,3 +109,56 @@ async def test_a_table_restart_with_a_new_epoch(
             await second.wait_acked(ACK_TIMEOUT_S)
     await assert_complete(db, first, second)
     assert first.epoch != second.epoch
+
+
+async def test_an_alert_before_its_epoch_is_known_is_stored_under_that_epoch(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    """An ``alerts`` message carries no ``epoch`` (docs/feed.md). One that arrives before the
+    recorder knows the table's epoch is left to the replay, never stored without it."""
+    name, epoch = unique("noepoch"), str(uuid.uuid4())
+    prefix = f"casino/{SITE}/table/{name}"
+    alert = json.dumps(
+        {
+            "schema": "table-alert/1",
+            "id": str(uuid.uuid4()),
+            "table": name,
+            "site": SITE,
+            "ts": "2026-12-01T10:00:00.000Z",
+            "alert": "A1",
+            "code": "NO_MORE_BETS_MISSING",
+            "severity": "warning",
+            "message": "the deal began without NO_MORE_BETS",
+            "round_id": 1,
+            "position": None,
+            "spot": None,
+            "resolved_by": None,
+            "feed_seq": 1,
+        }
+    ).encode()
+    cfg = recorder_config(mosquitto, db_url)
+    async with (
+        running(Recorder(cfg.mqtt, db)) as recorder,
+        aiomqtt.Client(mosquitto.host, mosquitto.port, protocol=aiomqtt.ProtocolVersion.V5) as t,
+    ):
+        await t.subscribe(f"{prefix}/replay", qos=1)
+        await t.subscribe(f"{prefix}/ack", qos=1)
+        await recorder.subscribed()
+        async with recorder.committed:
+            await t.publish(f"{prefix}/alerts", alert, qos=1)  # no status yet: epoch unknown
+            await asyncio.wait_for(recorder.committed.wait(), ACK_TIMEOUT_S)
+        light = LightTable(mosquitto.host, mosquitto.port, site=SITE, table=name, epoch=epoch)
+        light.last_feed_seq = 1
+        await t.publish(f"{prefix}/status", light.status(), qos=1, retain=True)
+        async with asyncio.timeout(ACK_TIMEOUT_S):
+            async for message in t.messages:
+                assert isinstance(message.payload, bytes)
+                body = json.loads(message.payload)
+                if str(message.topic).endswith("/replay"):
+                    assert (body["epoch"], body["from_feed_seq"]) == (epoch, 1)
+                    await t.publish(f"{prefix}/alerts", alert, qos=1)  # the table's answer
+                elif body["epoch"] == epoch and body["feed_seq"] == 1:
+                    break  # acknowledged
+        await t.publish(f"{prefix}/status", b"", qos=1, retain=True)
+    rows = await db.fetch("SELECT epoch, feed_seq FROM messages WHERE table_id = ?", (name,))
+    assert [tuple(r) for r in rows] == [(epoch, 1)]
