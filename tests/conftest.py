@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 
@@ -83,3 +84,14 @@ def own_mosquitto() -> Iterator[MosquittoBroker]:
     broker.start()
     yield broker
     broker.close()
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A loopback port where nothing listens, for as long as the test runs: a socket holds
+    it bound without listening, so no other test's server can take it and every connection
+    is refused (a port merely found free may be some broker's a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        port: int = held.getsockname()[1]
+        yield port

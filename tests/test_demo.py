@@ -231,13 +231,16 @@ def test_headless_summary_is_what_the_round_records_say(
         (["--broker", "mqtt://127.0.0.1:1", "--broker-impl", "amqtt"], 2, "--broker-impl"),
         (["--broker", "http://127.0.0.1:1"], 2, "expected mqtt://"),
         (["--protocol", "3.1.1"], 2, "--protocol is for --broker"),
-        (["--headless", "--broker", f"mqtt://127.0.0.1:{free_port()}"], 1, "cannot connect"),
+        (["--headless", "--broker", "mqtt://127.0.0.1:{refused}"], 1, "cannot connect"),
     ],
     ids=["impl-with-broker", "bad-url", "protocol-without-broker", "no-broker-there"],
 )
 def test_bad_options_and_a_missing_broker_are_told_plainly(
-    args: list[str], rc: int, says: str, capsys: pytest.CaptureFixture[str]
+    args: list[str], rc: int, says: str, capsys: pytest.CaptureFixture[str], refused_port: int
 ) -> None:
+    # The port is taken when the test runs, and held: chosen at collection, it could be
+    # another test's broker by then.
+    args = [a.format(refused=refused_port) for a in args]
     assert cli.main(["demo", *args]) == rc
     err = capsys.readouterr().err
     assert says in err

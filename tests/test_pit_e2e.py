@@ -266,8 +266,10 @@ def test_once_prints_one_snapshot(
         asyncio.run(_publish(mosquitto, _cleared(site) + _cleared(site, "war-08")))
 
 
-def test_once_with_no_broker_fails_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
-    url = f"mqtt://127.0.0.1:{free_port()}"
+def test_once_with_no_broker_fails_with_a_message(
+    capsys: pytest.CaptureFixture[str], refused_port: int
+) -> None:
+    url = f"mqtt://127.0.0.1:{refused_port}"
     assert cli.main(["pit", "--broker", url, "--once"]) == 1
     assert f"broker {url}" in capsys.readouterr().err
 
