@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -11,12 +12,13 @@ import sys
 import pytest
 
 from bench.light_table import LightTable
-from table_controller.recorder.errors import SchemaVersionError
+from table_controller.recorder.errors import DatabaseUnavailable, SchemaVersionError
 from table_controller.recorder.intake import parse_message
 from table_controller.recorder.report import report
+from table_controller.recorder.sequence import SeqTrack
 from table_controller.recorder.store.backend import Backend, migrate, schema_version
 from table_controller.recorder.store.schema import SCHEMA_VERSION
-from table_controller.recorder.store.writer import store_batch
+from table_controller.recorder.store.writer import Key, save_progress, store_batch
 from tests.recorder.conftest import ROOT, SITE
 
 
@@ -74,3 +76,48 @@ async def test_records_command_reads_the_same_data(db_url: str, db: Backend) -> 
     bad = run("rounds", SITE, "nope")
     assert bad.returncode == 2
     assert "no table 'nope'" in bad.stderr
+
+
+async def test_concurrent_progress_writes_never_deadlock(db: Backend) -> None:
+    """A recorder writes its feeds' progress from two tasks, and recorders of a group from
+    several processes: each in an order of its own. Row locks taken in different orders
+    deadlock in PostgreSQL, and the aborted transaction must not end the recorder."""
+    keys = [(SITE, f"t{i:02}", "e1") for i in range(60)]
+    tracks = {key: SeqTrack(contiguous=i, announced=i + 3) for i, key in enumerate(keys)}
+
+    async def write(order: list[Key]) -> None:
+        for _ in range(15):
+            await save_progress(db, [(k, tracks[k]) for k in order], now="2026-01-01T00:00:00Z")
+
+    await asyncio.gather(write(keys), write(keys[::-1]), write(keys[1::2] + keys[::2]))
+    rows = await db.fetch("SELECT COUNT(*) FROM feed_progress")
+    assert rows[0][0] == len(keys)
+
+
+async def test_a_deadlocked_transaction_is_one_to_retry(pg_db: Backend) -> None:
+    """PostgreSQL aborts one of two deadlocked transactions: that is DatabaseUnavailable,
+    which the recorder retries, not an error that ends it."""
+    async with pg_db.transaction() as tx:
+        await tx.executemany(
+            "INSERT INTO tables (site, table_id, first_seen, last_seen) VALUES (?, ?, ?, ?)",
+            [(SITE, name, "t0", "t0") for name in ("a", "b")],
+        )
+    locked = [asyncio.Event(), asyncio.Event()]
+
+    async def cross(first: str, then: str, mine: asyncio.Event, theirs: asyncio.Event) -> None:
+        async with pg_db.transaction() as tx:
+            update = "UPDATE tables SET last_seen = ? WHERE site = ? AND table_id = ?"
+            await tx.execute(update, ("t1", SITE, first))
+            mine.set()
+            await theirs.wait()
+            await tx.execute(update, ("t1", SITE, then))
+
+    outcomes = await asyncio.gather(
+        cross("a", "b", locked[0], locked[1]),
+        cross("b", "a", locked[1], locked[0]),
+        return_exceptions=True,
+    )
+    failed = [o for o in outcomes if o is not None]
+    assert len(failed) == 1, outcomes
+    assert isinstance(failed[0], DatabaseUnavailable), outcomes
+    assert "deadlock" in str(failed[0])

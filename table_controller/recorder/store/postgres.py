@@ -104,6 +104,10 @@ class PostgresBackend:
                     raise
         except _AWAY as exc:
             raise DatabaseUnavailable(f"{_safe(self.url)}: {exc}") from exc
+        except asyncpg.exceptions.TransactionRollbackError as exc:
+            # A deadlock or a serialization failure: the server rolled the transaction back
+            # whole, and the same transaction may simply run again.
+            raise DatabaseUnavailable(f"{_safe(self.url)}: rolled back: {exc}") from exc
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         async with self.transaction() as tx:

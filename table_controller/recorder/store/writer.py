@@ -122,17 +122,24 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
             if msg.id not in seen:
                 seen.add(msg.id)
                 new.append(msg)
-        await tx.executemany(_INSERT_MESSAGE, [_message_row(m, received) for m in new])
+        # Rows are written in key order: transactions of other recorders (or of this one's
+        # other task) that touch the same rows then take their locks in the same order, and
+        # cannot deadlock.
+        by_id = sorted(new, key=_id)
+        await tx.executemany(_INSERT_MESSAGE, [_message_row(m, received) for m in by_id])
         rounds = [m for m in new if _is_round(m)]
-        await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in rounds])
+        await tx.executemany(_INSERT_ROUND, [_round_row(m) for m in sorted(rounds, key=_id)])
         # docs/feed.md: the hash chain is checked on arrival, in the transaction that stores it.
         await check_arrivals(tx, rounds, found=received)
-        await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in new if _is_alert(m)])
-        latest = [m for m in batch if m.leaf in LATEST]
+        await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in by_id if _is_alert(m)])
+        # Stable: of two messages of one table and topic, the later in the batch still wins.
+        latest = sorted(
+            (m for m in batch if m.leaf in LATEST), key=lambda m: (m.site, m.table, m.leaf.value)
+        )
         await tx.executemany(
             _UPSERT_LATEST, [(m.site, m.table, m.leaf.value, m.id, m.ts, m.payload) for m in latest]
         )
-        tables = {(m.site, m.table) for m in batch}
+        tables = sorted({(m.site, m.table) for m in batch})
         await tx.executemany(_UPSERT_TABLE, [(s, t, received, received) for s, t in tables])
     return Committed(new=new, duplicates=len(sequenced) - len(new))
 
@@ -162,6 +169,14 @@ def _message_row(m: FeedMessage, received: str) -> tuple[Any, ...]:
         m.payload,
         m.problem,
     )
+
+
+def _id(m: FeedMessage) -> str:
+    return m.id
+
+
+def _latest_key(m: FeedMessage) -> tuple[str, str, str]:
+    return (m.site, m.table, m.leaf.value)
 
 
 def _is_round(m: FeedMessage) -> bool:
@@ -250,7 +265,7 @@ async def load_track(db: Backend, key: Key, track: SeqTrack | None = None) -> Se
 
 async def save_progress(db: Backend, rows: Iterable[tuple[Key, SeqTrack]], *, now: str) -> None:
     """Progress and pending gaps of the given feeds, in one transaction."""
-    rows = list(rows)
+    rows = sorted(rows, key=lambda row: row[0])  # key order: see store_batch
     if not rows:
         return
     async with db.transaction() as tx:
