@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from table_controller.engine.errors import RulesError
 from table_controller.engine.inputs import DeviceName
@@ -146,8 +146,7 @@ class TableSetup:
             raise RulesError("positions", f"{self.positions} outside 1..{BOARD_POSITIONS}")
 
 
-@dataclass(frozen=True, slots=True)
-class CardSlot:
+class CardSlot(NamedTuple):
     """One card taken in the round, in read order.
 
     ``card`` is None while a misread waits for the dealer's ``CARD`` (``pending``)
@@ -162,8 +161,7 @@ class CardSlot:
     pending: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Wager:
+class Wager(NamedTuple):
     """A wager in action: ``amount`` in cents, None on a presence-only board."""
 
     amount: int | None

@@ -1,9 +1,10 @@
-"""Frozen dataclasses to JSON-ready values and back, driven by their type hints.
+"""Frozen dataclasses and NamedTuples to JSON-ready values and back, by their type hints.
 
 Handles what the engine's snapshot is made of: None, bool, int, str, enums,
-aware datetimes (RFC 3339), exact fractions, fixed and variable tuples, unions and nested
-frozen dataclasses. ``from_jsonable`` checks every value against its type and
-raises ``SnapshotError`` naming the path of the first one that does not fit.
+aware datetimes (RFC 3339), exact fractions, fixed and variable tuples, unions,
+and nested frozen dataclasses and NamedTuples (objects of their fields, never
+arrays). ``from_jsonable`` checks every value against its type and raises
+``SnapshotError`` naming the path of the first one that does not fit.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def to_jsonable(value: object) -> object:
     if isinstance(value, Fraction):
         # Exact, as the rules profiles' payouts are: "3/2", "-1/2", "10".
         return str(value)
+    if isinstance(value, tuple) and _is_record(type(value)):
+        return {name: to_jsonable(v) for name, v in zip(_names(type(value)), value, strict=True)}
     if isinstance(value, tuple | list):
         return [to_jsonable(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -44,6 +47,20 @@ def to_jsonable(value: object) -> object:
 @cache
 def _hints(cls: type[Any]) -> dict[str, Any]:
     return typing.get_type_hints(cls)
+
+
+def _is_record(cls: type[Any]) -> bool:
+    """A frozen dataclass or a NamedTuple: written as an object of its fields."""
+    if issubclass(cls, tuple):
+        return hasattr(cls, "_fields")
+    return dataclasses.is_dataclass(cls)
+
+
+def _names(cls: type[Any]) -> tuple[str, ...]:
+    if issubclass(cls, tuple):
+        names: tuple[str, ...] = getattr(cls, "_fields")  # noqa: B009 (not on tuple's type)
+        return names
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _fail(path: str, expected: str, value: object) -> SnapshotError:
@@ -119,11 +136,11 @@ def from_jsonable(tp: Any, value: object, path: str) -> object:
         if at.tzinfo is None:
             raise _fail(path, "a time with its offset", value)
         return at
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and _is_record(tp):
         if not isinstance(value, dict):
             raise _fail(path, "an object", value)
         hints = _hints(tp)
-        names = [f.name for f in dataclasses.fields(tp)]
+        names = _names(tp)
         extra = sorted(set(value) - set(names))
         if extra:
             raise SnapshotError(f"{path}.{extra[0]}: not a field")

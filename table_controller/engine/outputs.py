@@ -8,10 +8,9 @@ a round's record is a typed ``RoundRecord`` that the feed serialises.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from table_controller.engine.records import RoundRecord
 
@@ -50,8 +49,7 @@ class Refusal(StrEnum):
     JOURNAL_FAULT = "JOURNAL_FAULT"
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One ``table-event/1`` message body (without the envelope).
 
     ``seq`` starts at 1 and rises by exactly 1 for every event the engine ever
@@ -65,30 +63,26 @@ class Event:
     data: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ConsoleReply:
+class ConsoleReply(NamedTuple):
     """The answer to press ``k``: ``reason`` None is ``ACK``, else ``NAK`` with that reason."""
 
     k: int
     reason: Refusal | None
 
 
-@dataclass(frozen=True, slots=True)
-class ConsoleShow:
+class ConsoleShow(NamedTuple):
     """A line for the dealer console's display."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class SetLights:
+class SetLights(NamedTuple):
     """Light exactly these spot bits on the layout (0: all off)."""
 
     mask: int
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRecorded:
+class RoundRecorded(NamedTuple):
     """A finished round's ``war-round/1`` record (the feed adds the envelope)."""
 
     round_id: int

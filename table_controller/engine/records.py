@@ -7,10 +7,10 @@ result and net. The feed turns a record into its JSON body.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from fractions import Fraction
+from typing import NamedTuple
 
 from table_controller.engine.domain import CardSlot, Decision, Outcome, SpotKind
 
@@ -23,8 +23,7 @@ class WagerResult(StrEnum):
     VOID = "void"
 
 
-@dataclass(frozen=True, slots=True)
-class WagerRecord:
+class WagerRecord(NamedTuple):
     """One wager settled: ``net`` = amount × net_per_unit in cents (None when unknown)."""
 
     spot: SpotKind
@@ -35,8 +34,7 @@ class WagerRecord:
     net: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class PositionRecord:
+class PositionRecord(NamedTuple):
     position: int
     card: str | None
     outcome: Outcome | None
@@ -47,8 +45,7 @@ class PositionRecord:
     net: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRecord:
+class RoundRecord(NamedTuple):
     round_id: int
     shoe_id: str | None
     dealer: str | None
