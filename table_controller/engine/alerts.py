@@ -7,7 +7,6 @@ holds the round until it is resolved, and while held nothing is settled.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from datetime import UTC
 from typing import Final
 
@@ -79,7 +78,7 @@ def raise_alert(
     t.round.alert_ids.append(alert_id)
     counts = dict(t.stats.alerts_by_code)
     counts[code.value] = counts.get(code.value, 0) + 1
-    t.stats = replace(t.stats, alerts_by_code=tuple(sorted(counts.items())))
+    t.stats = t.stats._replace(alerts_by_code=tuple(sorted(counts.items())))
     alert_event(t, a, None)
     if sev is Severity.CRITICAL:
         # docs/rules.md: only critical alerts are open until resolved; they hold the round.

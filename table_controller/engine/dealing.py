@@ -7,7 +7,6 @@ the engine cannot parse is as good as a misread.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Final
 
 from table_controller.engine.alerts import raise_alert
@@ -63,7 +62,7 @@ def compare(player: str | None, dealer: str | None) -> Outcome:
 
 
 def _repeated(t: Table) -> None:
-    t.stats = replace(t.stats, duplicate_reads=t.stats.duplicate_reads + 1)
+    t.stats = t.stats._replace(duplicate_reads=t.stats.duplicate_reads + 1)
 
 
 def _new_read(t: Table, n: int) -> bool:
@@ -212,7 +211,7 @@ def discard(t: Table, n: int, card: str | None, why: str) -> None:
     (§(h)(1)); only the round record holds it.
     """
     t.round.discards.append((n, card))
-    t.stats = replace(t.stats, discarded=t.stats.discarded + 1)
+    t.stats = t.stats._replace(discarded=t.stats.discarded + 1)
     raise_alert(t, AlertCode.UNEXPECTED_CARD, f"read {n}: a card {why}", n=n)
 
 

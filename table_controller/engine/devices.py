@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from typing import Final
 
@@ -31,7 +30,7 @@ def on_online(t: Table, inp: DeviceOnline) -> None:
     dev = t.devices[inp.device]
     if dev.online:
         return
-    t.devices[inp.device] = replace(dev, online=True, seen=True, detail=None)
+    t.devices[inp.device] = dev._replace(online=True, seen=True, detail=None)
     offline = [
         a for a in t.open_alerts if a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device
     ]
@@ -56,7 +55,7 @@ def on_offline(t: Table, inp: DeviceOffline) -> None:
     if inp.device not in DEVICE_NAMES:
         return
     dev = t.devices[inp.device]
-    t.devices[inp.device] = replace(dev, online=False, detail=inp.detail)
+    t.devices[inp.device] = dev._replace(online=False, detail=inp.detail)
     if inp.device == "sensors":
         t.sensors_check_due = False
     if any(a.code is AlertCode.DEVICE_OFFLINE and a.device == inp.device for a in t.open_alerts):
@@ -74,7 +73,7 @@ def on_shoe_status(t: Table, inp: ShoeStatus) -> None:
     state = inp.state.upper()
     if dev.status == state:
         return
-    t.devices["shoe"] = replace(dev, status=state)
+    t.devices["shoe"] = dev._replace(status=state)
     open_fault = any(a.code is AlertCode.SHOE_FAULT for a in t.open_alerts)
     if state in SHOE_FAULTS and t.round.latched and not open_fault:
         # docs/rules.md: a shoe that reports a fault while wagers are latched holds the

@@ -167,8 +167,7 @@ class Wager(NamedTuple):
     amount: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Spots:
+class Spots(NamedTuple):
     """The last snapshot of the bet sensor board.
 
     ``values`` lists (bit, cents) of the occupied spots whose value the board
@@ -192,8 +191,7 @@ class Spots:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Alert:
+class Alert(NamedTuple):
     alert: str
     code: AlertCode
     severity: Severity
@@ -205,16 +203,14 @@ class Alert:
     device: DeviceName | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceState:
+class DeviceState(NamedTuple):
     online: bool = False
     seen: bool = False  # has been online at least once
     detail: str | None = None  # why it is offline
     status: str = "OK"  # the shoe's own state from its heartbeat
 
 
-@dataclass(frozen=True, slots=True)
-class Stats:
+class Stats(NamedTuple):
     rounds: int = 0
     ties: int = 0
     wars: int = 0

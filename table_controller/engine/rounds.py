@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from table_controller.engine.alerts import resolve
 from table_controller.engine.betting import sensors_back
 from table_controller.engine.domain import (
@@ -12,7 +10,6 @@ from table_controller.engine.domain import (
     Outcome,
     Phase,
     ResolvedBy,
-    Stats,
 )
 from table_controller.engine.outputs import ConsoleShow, EventType, RoundRecorded, SetLights
 from table_controller.engine.records import RoundRecord, WagerResult
@@ -68,20 +65,15 @@ def finish_round(t: Table) -> None:
                 wars += 1
             elif h.decision is Decision.SURRENDER:
                 surrenders += 1
-    # Every field named: ``replace`` would cost more than the round's arithmetic.
-    t.stats = Stats(
+    t.stats = st._replace(
         rounds=st.rounds + 1,
         ties=st.ties + ties,
         wars=st.wars + wars,
         surrenders=st.surrenders + surrenders,
-        voids=st.voids,
-        alerts_by_code=st.alerts_by_code,
         drop=drop,
         win=win,
         first_started=st.first_started if st.first_started is not None else t.round.started,
         last_ended=t.at,
-        duplicate_reads=st.duplicate_reads,
-        discarded=st.discarded,
     )
     next_round(t)
 
@@ -113,5 +105,5 @@ def void_round(t: Table) -> None:
     reason = "voided by the dealer" + (f" ({', '.join(codes)})" if codes else "")
     _record(t, reason)
     t.emit(EventType.ROUND_VOIDED, {"reason": reason})
-    t.stats = replace(t.stats, voids=t.stats.voids + 1)
+    t.stats = t.stats._replace(voids=t.stats.voids + 1)
     next_round(t)
