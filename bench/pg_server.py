@@ -61,7 +61,6 @@ class PostgresServer:
     def __init__(self) -> None:
         if not (BIN / "initdb").exists():
             raise PostgresError(f"{BIN}/initdb not found: install the Debian package 'postgresql'")
-        self.port = _free_port()
         self._tmp = tempfile.TemporaryDirectory(prefix="recorder-pg-")
         self.dir = Path(self._tmp.name)
         self.data = self.dir / "data"
@@ -75,6 +74,9 @@ class PostgresServer:
         )
         self._initialised = True
         self._databases = 0
+        # Chosen after initdb (seconds), just before the usual start(): a port found free
+        # is free only until some other server binds it.
+        self.port = _free_port()
 
     def _run(self, tool: str, *args: str) -> None:
         result = subprocess.run(
