@@ -76,7 +76,7 @@ class FeedBook:
                 self.current[table] = feed[0]
             elif msg.epoch is not None and msg.leaf in SEQUENCED:
                 self.current.setdefault(table, msg.epoch)
-            elif msg.feed_seq is not None:
+            elif msg.feed_seq is not None and msg.leaf in SEQUENCED:
                 epoch = self.current.get(table)
                 if epoch is None:
                     self.unattributed += 1
