@@ -36,6 +36,7 @@ from table_controller.engine.domain import (
     SpotKind,
     Spots,
     Wager,
+    set_bits,
     spot_bit,
 )
 from table_controller.engine.inputs import SpotsChanged
@@ -107,9 +108,10 @@ def latch(t: Table, by: LatchedBy) -> None:
                 check_limits(t, h.position, SpotKind.TIE, h.tie.amount)
     if rnd.valued:
         for h in rnd.hands.values():
-            for spot, wager in ((SPOT_INITIAL, h.initial), (SPOT_TIE, h.tie)):
-                if wager is not None and wager.amount is None:
-                    unknown_at_latch(t, h.position, spot)
+            if h.initial.amount is None:
+                unknown_at_latch(t, h.position, SPOT_INITIAL)
+            if h.tie is not None and h.tie.amount is None:
+                unknown_at_latch(t, h.position, SPOT_TIE)
     if fault & present:
         for h in rnd.hands.values():
             if h.tie is not None and spots.faulty(spot_bit(h.position, SPOT_TIE)):
@@ -255,9 +257,8 @@ def on_spots(t: Table, inp: SpotsChanged) -> None:
     new_faults = fault & ~prev.fault
     if not t.round.latched:
         # Betting: chips come and go freely; only a newly faulty sensor is news.
-        for b in range(nbits):
-            if (new_faults >> b) & 1:
-                sensor_fault(t, b // 3 + 1, SPOT_NAMES[b % 3], critical=False)
+        for b in set_bits(new_faults):
+            sensor_fault(t, b // 3 + 1, SPOT_NAMES[b % 3], critical=False)
         return
     # The spots that can differ now from what was last compared: those that
     # changed, those with a difference raised, and all after the board is back.
@@ -273,9 +274,8 @@ def on_spots(t: Table, inp: SpotsChanged) -> None:
         check |= 1 << b
     if t.sensors_check_due:
         check = mask
-    for b in range(nbits):
-        if (check >> b) & 1:
-            _check_spot(t, prev, b, bool((new_faults >> b) & 1))
+    for b in set_bits(check):
+        _check_spot(t, prev, b, bool((new_faults >> b) & 1))
     if t.sensors_check_due and (values is not None or not known_amounts(t)):
         # docs/rules.md: the board is back once its first complete snapshot was compared.
         t.sensors_check_due = False

@@ -7,6 +7,7 @@ device's condition as frozen values; the table's setup.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -48,6 +49,14 @@ INITIAL_SPOTS: Final = sum(1 << (SPOTS_PER_POSITION * i) for i in range(BOARD_PO
 
 def spot_bit(position: int, spot: int) -> int:
     return (position - 1) * SPOTS_PER_POSITION + spot
+
+
+def set_bits(mask: int) -> Iterator[int]:
+    """The numbers of the bits set in ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 class Role(StrEnum):
