@@ -187,14 +187,16 @@ class TableService:
                 await publisher_task
 
     async def _status_task(self) -> None:
-        """Publish status when a device's state or the outbox figures change."""
+        """Publish status when a device's state, the outbox figures or the feed's last
+        ``feed_seq`` change: at most once a second, so that a recorder that missed the
+        table's last messages finds them named in the retained status (docs/feed.md)."""
         while True:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(STATUS_INTERVAL_S):
                     await self.runner.devices_changed.wait()
             self.runner.devices_changed.clear()
             payload = self.runner.status_payload()
-            figures = {"devices": payload["devices"], "outbox": payload["outbox"]}
+            figures = {k: payload[k] for k in ("devices", "outbox", "feed")}
             if figures != self._status_figures:
                 self._status_figures = figures
                 self.runner.enqueue_status()

@@ -16,6 +16,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from table_controller.engine import CardRead
 from table_controller.feed.payloads import parse_payload
 from table_controller.rigs.broker import MosquittoBroker
 from table_controller.service.config import parse_config
@@ -174,6 +175,45 @@ def test_feed_seq_ack_and_replay(tmp_path: Path, broker: MosquittoBroker) -> Non
             (alert,) = [b for k, b in seen.messages if k == "alerts" and "REPLAY" in b["code"]]
             assert f"..{top + 1000}" in alert["message"]
             assert alert["severity"] == "warning"
+            stop.set()
+            await asyncio.wait_for(task, WAIT_S)
+
+    asyncio.run(scenario())
+
+
+def test_status_names_the_newest_feed_seq_once_the_table_is_quiet(
+    tmp_path: Path, broker: MosquittoBroker
+) -> None:
+    """docs/feed.md: ``status.feed.last_feed_seq`` lets a recorder see a lost tail. So the
+    retained status catches up with the feed (at most once a second) even when neither a
+    device nor the outbox's figures changed: a recorder that missed the table's last
+    messages finds them named there."""
+
+    async def scenario() -> None:
+        service = TableService(_cfg(tmp_path, broker))
+        stop = asyncio.Event()
+        async with listening(broker) as (seen, _client):
+            task = asyncio.create_task(service.run(stop))
+            await asyncio.wait_for(service.ready.wait(), WAIT_S)
+            for inp in session(2):
+                service.runner.handle(inp)
+            top = service.runner.messages.feed_seq
+
+            def announced(msgs: list[tuple[str, dict[str, Any]]]) -> list[int]:
+                """What each status named, once the outbox had sent everything."""
+                return [
+                    b["feed"]["last_feed_seq"]
+                    for k, b in msgs
+                    if k == "status" and b["outbox"]["depth"] == 0
+                ]
+
+            # The devices' offline alerts may go on meanwhile: at least ``top``.
+            await seen.wait(lambda m: max(announced(m), default=0) >= top)
+            # Now a quiet table reads one card that no deal wants (an UNEXPECTED_CARD
+            # alert), sent at once: the only figure that changes is the feed's.
+            service.runner.handle(CardRead(at=datetime.now(UTC), n=10_000, card="AS"))
+            top = service.runner.messages.feed_seq
+            await seen.wait(lambda m: max(announced(m), default=0) >= top)
             stop.set()
             await asyncio.wait_for(task, WAIT_S)
 
