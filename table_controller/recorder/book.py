@@ -19,10 +19,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
+from table_controller.recorder.errors import DatabaseUnavailable
 from table_controller.recorder.intake import SEQUENCED, FeedMessage, announced, unavailable
 from table_controller.recorder.sequence import SeqTrack
 from table_controller.recorder.store.backend import Backend
-from table_controller.recorder.store.writer import Key, load_track, save_permanent, save_progress
+from table_controller.recorder.store.writer import (
+    Key,
+    load_track,
+    save_permanent,
+    save_progress,
+    stored_status,
+)
 from table_controller.recorder.times import now_text
 
 log = logging.getLogger(__name__)
@@ -50,7 +57,6 @@ class FeedBook:
         self._dirty: set[Key] = set()
         self._reloaded: dict[Key, float] = {}
         self._rng = rng
-        self.unattributed = 0  # sequenced messages left out: their epoch was not known yet
 
     async def track(self, db: Backend, key: Key) -> SeqTrack:
         track = self.tracks.get(key)
@@ -58,15 +64,16 @@ class FeedBook:
             track = self.tracks[key] = await load_track(db, key)
         return track
 
-    def with_epochs(self, batch: list[FeedMessage]) -> list[FeedMessage]:
+    async def with_epochs(self, db: Backend, batch: list[FeedMessage]) -> list[FeedMessage]:
         """Each sequenced message with its epoch: an ``alerts`` message carries none (and a
         table may put ``epoch`` on its events alone), so it is dealt in the epoch the table
-        announced last.
+        announced last: in a status received, or else in the one the database holds (a
+        restarted recorder is handed what its session kept before any retained status).
 
-        One that comes before the recorder knows that epoch is left out: stored without it,
-        it could never be found under its epoch, and a replay of it would be a duplicate by
-        ``id``. Unacknowledged, it stays with the table, and the replay brings it again once
-        the table's ``status`` has named the epoch.
+        One that comes before any epoch is known is left out: stored without it, it could
+        never be found under its epoch, and a replay of it would be a duplicate by ``id``.
+        Unacknowledged, it stays with the table, and the replay brings it again once the
+        table's ``status`` has named the epoch.
         """
         out = []
         for msg in batch:
@@ -77,9 +84,8 @@ class FeedBook:
             elif msg.epoch is not None and msg.leaf in SEQUENCED:
                 self.current.setdefault(table, msg.epoch)
             elif msg.feed_seq is not None and msg.leaf in SEQUENCED:
-                epoch = self.current.get(table)
+                epoch = self.current.get(table) or await self._stored_epoch(db, table)
                 if epoch is None:
-                    self.unattributed += 1
                     log.info(
                         "%s/%s feed_seq %d: no epoch known yet, left for the replay",
                         msg.site,
@@ -90,6 +96,18 @@ class FeedBook:
                 msg = replace(msg, epoch=epoch)
             out.append(msg)
         return out
+
+    async def _stored_epoch(self, db: Backend, table: tuple[str, str]) -> str | None:
+        try:
+            status = await stored_status(db, *table)
+        except DatabaseUnavailable:
+            return None  # left for the replay, as when no status is known
+        feed = status.get("feed") if status is not None else None
+        epoch = feed.get("epoch") if isinstance(feed, dict) else None
+        if not isinstance(epoch, str) or not epoch:
+            return None
+        self.current[table] = epoch
+        return epoch
 
     async def absorb(self, db: Backend, batch: Iterable[FeedMessage]) -> None:
         """Take in a committed batch (new messages and duplicates alike)."""

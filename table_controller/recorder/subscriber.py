@@ -253,7 +253,7 @@ class Recorder:
                         await self._publish(self.book.acks())
                         continue
                 batch, self._pending = self._pending[:BATCH_MAX], self._pending[BATCH_MAX:]
-                await self._commit(self.book.with_epochs(batch))
+                await self._commit(await self.book.with_epochs(self.db, batch))
                 # The feed's progress before its acks: /api/gaps is never behind an ack.
                 with contextlib.suppress(DatabaseUnavailable):
                     await self.book.save(self.db)

@@ -10,13 +10,35 @@ import aiomqtt
 
 from bench.light_table import LightTable
 from table_controller.recorder import queries
+from table_controller.recorder.intake import parse_message
 from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.store.writer import store_batch
 from table_controller.recorder.subscriber import Recorder
 from table_controller.rigs.broker import MosquittoBroker
 from tests.recorder.checks import assert_complete
 from tests.recorder.conftest import SITE, dealing, recorder_config, running, unique
 
 ACK_TIMEOUT_S = 30.0
+
+# An ``alerts`` message as a table sends it: no ``epoch`` (docs/feed.md).
+_ALERT = json.dumps(
+    {
+        "schema": "table-alert/1",
+        "id": "9b4c3f1e-0d6a-4c1e-9a57-3c1f0e2d7b90",
+        "table": "t",
+        "site": SITE,
+        "ts": "2026-12-01T10:00:00.000Z",
+        "alert": "A1",
+        "code": "NO_MORE_BETS_MISSING",
+        "severity": "warning",
+        "message": "the deal began without NO_MORE_BETS",
+        "round_id": 1,
+        "position": None,
+        "spot": None,
+        "resolved_by": None,
+        "feed_seq": 1,
+    }
+)
 
 
 async def test_every_message_stored_once_and_acked(
@@ -118,24 +140,7 @@ async def test_an_alert_before_its_epoch_is_known_is_stored_under_that_epoch(
     recorder knows the table's epoch is left to the replay, never stored without it."""
     name, epoch = unique("noepoch"), str(uuid.uuid4())
     prefix = f"casino/{SITE}/table/{name}"
-    alert = json.dumps(
-        {
-            "schema": "table-alert/1",
-            "id": str(uuid.uuid4()),
-            "table": name,
-            "site": SITE,
-            "ts": "2026-12-01T10:00:00.000Z",
-            "alert": "A1",
-            "code": "NO_MORE_BETS_MISSING",
-            "severity": "warning",
-            "message": "the deal began without NO_MORE_BETS",
-            "round_id": 1,
-            "position": None,
-            "spot": None,
-            "resolved_by": None,
-            "feed_seq": 1,
-        }
-    ).encode()
+    alert = json.dumps(dict(json.loads(_ALERT), table=name)).encode()
     cfg = recorder_config(mosquitto, db_url)
     async with (
         running(Recorder(cfg.mqtt, db)) as recorder,
@@ -160,5 +165,28 @@ async def test_an_alert_before_its_epoch_is_known_is_stored_under_that_epoch(
                 elif body["epoch"] == epoch and body["feed_seq"] == 1:
                     break  # acknowledged
         await t.publish(f"{prefix}/status", b"", qos=1, retain=True)
+    rows = await db.fetch("SELECT epoch, feed_seq FROM messages WHERE table_id = ?", (name,))
+    assert [tuple(r) for r in rows] == [(epoch, 1)]
+
+
+async def test_an_alert_first_after_a_restart_takes_the_epoch_the_database_knows(
+    mosquitto: MosquittoBroker, db_url: str, db: Backend
+) -> None:
+    """A restarted recorder may be handed a table's ``alerts`` message (no ``epoch``) before
+    that table's ``status``: the status it stored before names the epoch."""
+    name, epoch = unique("known"), str(uuid.uuid4())
+    light = LightTable(mosquitto.host, mosquitto.port, site=SITE, table=name, epoch=epoch)
+    status = parse_message(f"{light.prefix}/status", light.status())
+    await store_batch(db, [status], received="2026-12-01T10:00:00.000Z")
+    alert = dict(json.loads(_ALERT), table=name, id=str(uuid.uuid4()))
+    cfg = recorder_config(mosquitto, db_url)
+    async with (
+        running(Recorder(cfg.mqtt, db)) as recorder,
+        aiomqtt.Client(mosquitto.host, mosquitto.port, protocol=aiomqtt.ProtocolVersion.V5) as t,
+    ):
+        await recorder.subscribed()
+        async with recorder.committed:
+            await t.publish(f"{light.prefix}/alerts", json.dumps(alert).encode(), qos=1)
+            await asyncio.wait_for(recorder.committed.wait(), ACK_TIMEOUT_S)
     rows = await db.fetch("SELECT epoch, feed_seq FROM messages WHERE table_id = ?", (name,))
     assert [tuple(r) for r in rows] == [(epoch, 1)]

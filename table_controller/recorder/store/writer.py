@@ -10,6 +10,7 @@ from the messages themselves.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -233,6 +234,18 @@ def _ts(value: object) -> str | None:
 
 
 # -- the feed's progress ---------------------------------------------------------------
+
+
+async def stored_status(db: Backend, site: str, table: str) -> dict[str, Any] | None:
+    """The newest ``status`` of a table that the database holds, or None."""
+    rows = await db.fetch(
+        "SELECT payload FROM latest WHERE site = ? AND table_id = ? AND topic = 'status'",
+        (site, table),
+    )
+    if not rows:
+        return None
+    body = json.loads(rows[0][0])
+    return body if isinstance(body, dict) else None
 
 
 async def load_track(db: Backend, key: Key, track: SeqTrack | None = None) -> SeqTrack:
