@@ -8,6 +8,7 @@ import io
 import json
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -17,6 +18,7 @@ from table_controller.recorder.intake import parse_message
 from table_controller.recorder.report import report
 from table_controller.recorder.sequence import SeqTrack
 from table_controller.recorder.store.backend import Backend, migrate, schema_version
+from table_controller.recorder.store.postgres import PostgresBackend
 from table_controller.recorder.store.schema import SCHEMA_VERSION
 from table_controller.recorder.store.writer import Key, save_progress, store_batch
 from tests.recorder.conftest import ROOT, SITE
@@ -121,3 +123,25 @@ async def test_a_deadlocked_transaction_is_one_to_retry(pg_db: Backend) -> None:
     assert len(failed) == 1, outcomes
     assert isinstance(failed[0], DatabaseUnavailable), outcomes
     assert "deadlock" in str(failed[0])
+
+
+async def test_a_full_server_or_a_read_only_one_is_one_to_retry(
+    pg_url: str, pg_db: Backend
+) -> None:
+    """No connection slot left (or a full disk: the same class of error), and a standby
+    that took over read-only: the database cannot take the commit now, so the recorder
+    waits and retries, acks held, rather than ending."""
+    # Roles belong to the whole server, which other tests share: names of this test's own.
+    limited, reader = (f"{r}_{uuid.uuid4().hex[:8]}" for r in ("limited", "reader"))
+    async with pg_db.transaction() as tx:
+        await tx.execute(f"CREATE ROLE {limited} LOGIN CONNECTION LIMIT 0")
+        await tx.execute(f"CREATE ROLE {reader} LOGIN")
+        await tx.execute(f"ALTER ROLE {reader} SET default_transaction_read_only = on")
+    for role, says in ((limited, "too many connections"), (reader, "read-only")):
+        backend = PostgresBackend(pg_url.replace("recorder@", f"{role}@"))
+        try:
+            with pytest.raises(DatabaseUnavailable, match=says):
+                async with backend.transaction() as tx:
+                    await tx.execute("CREATE TABLE t (x INT)")
+        finally:
+            await backend.close()

@@ -36,6 +36,16 @@ _AWAY: Final = (
     # A connection broken mid-command leaves asyncpg's protocol in this state.
     asyncpg.exceptions.InternalClientError,
 )
+# Errors of a server that is up but cannot take the commit now: no connection slot, a full
+# disk or no memory (class 53); a standby that took over and is still read-only; a
+# transaction it rolled back to break a deadlock or a serialization conflict. The same
+# transaction may succeed later, on the same connection.
+_NOT_NOW: Final = (
+    asyncpg.exceptions.InsufficientResourcesError,
+    asyncpg.exceptions.ReadOnlySQLTransactionError,
+    asyncpg.exceptions.DeadlockDetectedError,
+    asyncpg.exceptions.SerializationError,
+)
 
 
 def numbered(sql: str) -> str:
@@ -75,7 +85,7 @@ class PostgresBackend:
                 timeout=CONNECT_TIMEOUT_S,
                 command_timeout=COMMAND_TIMEOUT_S,
             )
-        except _AWAY as exc:
+        except (*_AWAY, *_NOT_NOW) as exc:
             raise DatabaseUnavailable(f"{_safe(self.url)}: cannot connect: {exc}") from exc
 
     async def close(self) -> None:
@@ -104,10 +114,8 @@ class PostgresBackend:
                     raise
         except _AWAY as exc:
             raise DatabaseUnavailable(f"{_safe(self.url)}: {exc}") from exc
-        except asyncpg.exceptions.TransactionRollbackError as exc:
-            # A deadlock or a serialization failure: the server rolled the transaction back
-            # whole, and the same transaction may simply run again.
-            raise DatabaseUnavailable(f"{_safe(self.url)}: rolled back: {exc}") from exc
+        except _NOT_NOW as exc:
+            raise DatabaseUnavailable(f"{_safe(self.url)}: not now: {exc}") from exc
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         async with self.transaction() as tx:
