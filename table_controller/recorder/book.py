@@ -135,12 +135,16 @@ class FeedBook:
 
     async def _permanent(self, db: Backend, key: Key, first: int, last: int) -> None:
         track = await self.track(db, key)
-        before = set(track.permanent)
+        before = list(track.permanent)
         track.mark_permanent(first, last)
-        added = sorted(set(track.permanent) - before)
+        added = sorted(set(track.permanent) - set(before))
         if added:
             log.warning("%s/%s epoch %s: feed_seq %s no longer held: a permanent gap", *key, added)
-            await save_permanent(db, key, added, now=now_text())
+            try:
+                await save_permanent(db, key, added, now=now_text())
+            except BaseException:
+                track.permanent = before  # not stored: marked again when retried
+                raise
 
     def acks(self) -> list[Outgoing]:
         """The ``ack`` of every table whose committed feed moved since the last call."""

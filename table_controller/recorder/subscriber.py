@@ -26,9 +26,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -52,6 +52,7 @@ from table_controller.recorder.store.writer import store_batch
 from table_controller.recorder.times import now_text, parse_time
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 BATCH_MAX: Final = 2000
 GAP_CHECK_S: Final = 0.25
@@ -262,21 +263,11 @@ class Recorder:
             stop.cancel()
 
     async def _commit(self, batch: list[FeedMessage]) -> None:
-        attempt = 0
-        while True:
-            try:
-                done = await store_batch(self.db, batch, received=now_text())
-                await self.book.absorb(self.db, batch)
-                break
-            except DatabaseUnavailable as exc:
-                if attempt == 0:
-                    log.warning("database unavailable, acks wait: %s", exc)
-                await asyncio.sleep(
-                    backoff_delay(attempt, initial_s=RETRY_INITIAL_S, cap_s=RETRY_MAX_S)
-                )
-                attempt += 1
-        if attempt:
-            log.info("database back after %d retries", attempt)
+        # Two steps, each retried on its own: once the batch is stored, a retry of the
+        # book's step must not store it again (it would all be duplicates, and what was
+        # new would never reach the live feed).
+        done = await _until_done(lambda: store_batch(self.db, batch, received=now_text()))
+        await _until_done(lambda: self.book.absorb(self.db, batch))
         now = datetime.now(UTC)
         for msg in done.new:
             if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
@@ -311,3 +302,22 @@ class Recorder:
             except DatabaseUnavailable:
                 continue
             await self._publish(replays + self.book.acks())
+
+
+async def _until_done(step: Callable[[], Awaitable[_T]]) -> _T:
+    """``step()``, run again with capped, jittered backoff while the database is away."""
+    attempt = 0
+    while True:
+        try:
+            result = await step()
+        except DatabaseUnavailable as exc:
+            if attempt == 0:
+                log.warning("database unavailable, acks wait: %s", exc)
+            await asyncio.sleep(
+                backoff_delay(attempt, initial_s=RETRY_INITIAL_S, cap_s=RETRY_MAX_S)
+            )
+            attempt += 1
+            continue
+        if attempt:
+            log.info("database back after %d retries", attempt)
+        return result

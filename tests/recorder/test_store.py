@@ -13,6 +13,9 @@ import uuid
 import pytest
 
 from bench.light_table import LightTable
+from bench.pg_server import PostgresServer
+from table_controller.recorder import queries
+from table_controller.recorder.book import FeedBook
 from table_controller.recorder.errors import DatabaseUnavailable, SchemaVersionError
 from table_controller.recorder.intake import parse_message
 from table_controller.recorder.report import report
@@ -21,7 +24,7 @@ from table_controller.recorder.store.backend import Backend, migrate, schema_ver
 from table_controller.recorder.store.postgres import PostgresBackend
 from table_controller.recorder.store.schema import SCHEMA_VERSION
 from table_controller.recorder.store.writer import Key, save_progress, store_batch
-from tests.recorder.conftest import ROOT, SITE
+from tests.recorder.conftest import ROOT, SITE, migrated
 
 
 async def _stored_table(db: Backend, rounds: int = 4) -> LightTable:
@@ -145,3 +148,28 @@ async def test_a_full_server_or_a_read_only_one_is_one_to_retry(
                     await tx.execute("CREATE TABLE t (x INT)")
         finally:
             await backend.close()
+
+
+async def test_a_permanent_gap_is_written_when_the_database_comes_back(
+    own_postgres: PostgresServer,
+) -> None:
+    """The table says it no longer holds feed_seq 2..3 just as the database goes away: the
+    gap is still written once it is back (marked in memory only when stored)."""
+    table = LightTable("127.0.0.1", 1, site=SITE, table="t1", seed=3)
+    table.deal_round()
+    table.forget(2, 3)
+    table._on_replay(
+        {"table": "t1", "site": SITE, "epoch": table.epoch}
+        | {"recorder": "r1", "from_feed_seq": 2, "to_feed_seq": 3}
+    )
+    alert = parse_message(*table.held[table.last_feed_seq])
+    async with migrated(own_postgres.create_database()) as db:
+        book = FeedBook("r1")
+        await book.track(db, (SITE, "t1", table.epoch))  # loaded while the database is up
+        await asyncio.to_thread(own_postgres.stop)
+        with pytest.raises(DatabaseUnavailable):
+            await book.absorb(db, [alert])
+        await asyncio.to_thread(own_postgres.start)
+        await book.absorb(db, [alert])
+        gaps = await queries.gaps(db)
+    assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in gaps[0]["permanent"]] == [(2, 3)]
