@@ -53,6 +53,9 @@ def spot_bit(position: int, spot: int) -> int:
 
 def set_bits(mask: int) -> Iterator[int]:
     """The numbers of the bits set in ``mask``, lowest first."""
+    if mask < 0:
+        # An infinite set of bits: say so rather than never return.
+        raise ValueError(f"a negative bit mask: {mask}")
     while mask:
         low = mask & -mask
         yield low.bit_length() - 1

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from table_controller.engine import Phase, stats_view
+from table_controller.engine.domain import set_bits
 from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
 from .helpers import TIE, WAR, Table
@@ -156,3 +159,15 @@ def test_sh3iii_a_void_tie_wager_is_not_part_of_the_drop() -> None:
     t.ok("NO_MORE_BETS")
     t.cards(["9H", "7S"])
     assert stats_view(t.state)["drop"] == 2500
+
+
+@given(st.integers(min_value=0, max_value=(1 << 63) - 1))
+def test_set_bits_names_each_set_bit_once_lowest_first(mask: int) -> None:
+    bits = list(set_bits(mask))
+    assert bits == sorted(set(bits))
+    assert sum(1 << b for b in bits) == mask
+
+
+def test_set_bits_refuses_a_negative_mask() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        list(set_bits(-1))

@@ -132,10 +132,11 @@ async def dealing(*tables: LightTable) -> AsyncIterator[tuple[LightTable, ...]]:
         for task in tasks:
             task.cancel()
         ended = await asyncio.gather(*tasks, return_exceptions=True)
-        # A table that died on its own would have stopped publishing: say so, not a timeout.
-        for outcome in ended:
-            if isinstance(outcome, Exception):
-                raise outcome
+    # A table that died on its own would have stopped publishing: say so, not a timeout
+    # (after the test's own failure, if any: that one is raised as it is).
+    for outcome in ended:
+        if isinstance(outcome, Exception):
+            raise outcome
 
 
 class RecorderProcess:

@@ -134,9 +134,7 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
         await check_arrivals(tx, rounds, found=received)
         await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in by_id if _is_alert(m)])
         # Stable: of two messages of one table and topic, the later in the batch still wins.
-        latest = sorted(
-            (m for m in batch if m.leaf in LATEST), key=lambda m: (m.site, m.table, m.leaf.value)
-        )
+        latest = sorted((m for m in batch if m.leaf in LATEST), key=_latest_key)
         await tx.executemany(
             _UPSERT_LATEST, [(m.site, m.table, m.leaf.value, m.id, m.ts, m.payload) for m in latest]
         )
