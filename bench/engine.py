@@ -5,8 +5,11 @@ write its input journal (random wagers with chip values on up to seven
 positions and on the tie spots, ``NO_MORE_BETS``, card reads, a war or a
 surrender on each tie, a reshuffle at the cover card), then times only the
 replay of that journal through ``RoundEngine.feed``: no I/O, no input building.
-It prints the figures and writes ``bench/results/engine.json``.
-``--profile`` prints where the time goes. Speed is measured here, never
+It prints the figures and writes ``bench/results/engine.json``. It times the engine
+``run`` uses: compiled when ``make engine`` built it (``engine`` in the JSON says
+which); ``TABLE_CONTROLLER_ENGINE=interpreted`` times the ``.py`` modules instead.
+``--profile`` prints where the time goes (in the interpreted modules only, when
+compiled). Speed is measured here, never
 asserted in tests.
 """
 
@@ -28,6 +31,7 @@ from table_controller.engine import (
     RoundEngine,
     Session,
     TableSetup,
+    native,
     spot_bit,
 )
 from table_controller.engine.rules import PROFILES, RulesName
@@ -125,12 +129,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "us_per_round": round(best / rounds * 1e6, 1),
         "target_rounds_per_s": TARGET_ROUNDS_PER_S,
         "meets_target": rounds_per_s >= TARGET_ROUNDS_PER_S,
+        # "compiled" (make engine) or "interpreted" (table_controller/engine/native.py).
+        "engine": native.mode(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "machine": platform.machine(),
     }
     print(
-        f"engine: {figures['rounds_per_s']:,} rounds/s at {POSITIONS} positions "
+        f"engine ({figures['engine']}): {figures['rounds_per_s']:,} rounds/s at {POSITIONS} "
+        f"positions "
         f"({figures['us_per_round']} µs a round, {figures['inputs_per_s']:,} inputs/s, "
         f"{figures['events_per_s']:,} events/s; target {TARGET_ROUNDS_PER_S:,} rounds/s)"
     )

@@ -25,9 +25,11 @@ Modules, along the rules' seams: ``domain`` (words and small values),
 deal), ``alerts`` and ``devices`` (holds, device links), ``console`` (the
 dealer's presses), ``rounds`` (round end), ``settlement``, ``engine``,
 ``snapshot`` / ``jsonform``, ``views``, ``codec``, ``simulate`` (the one
-session loop), ``errors``.
+session loop), ``errors``, and ``native`` (the rule modules compiled, when they are).
 """
 
+# First: the compiled rule modules go on the path when they match the sources (native.py).
+from table_controller.engine import native
 from table_controller.engine.cards import CARD_INDEX, CARD_RANK, DECK, RANKS, SUITS
 from table_controller.engine.codec import input_from_json, input_to_json
 from table_controller.engine.domain import (
@@ -157,6 +159,7 @@ __all__ = [
     "device_states",
     "input_from_json",
     "input_to_json",
+    "native",
     "npu_json",
     "replay",
     "simulate",

@@ -17,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from table_controller.engine import ConsoleShow
+from table_controller.engine import ConsoleShow, native
 from table_controller.service.compose import compose
 from table_controller.service.config import ConfigError, TableConfig, load_config
 from table_controller.service.devices import console_task, sensors_task, shoe_task
@@ -135,12 +135,13 @@ class TableService:
                 self.ready.set()
                 notify("READY=1")
                 log.info(
-                    "table %s at %s running %s rules, %d decks, %d positions",
+                    "table %s at %s running %s rules, %d decks, %d positions (engine %s)",
                     self.cfg.table.id,
                     self.cfg.table.site,
                     self.cfg.rules.name.value,
                     self.cfg.decks,
                     self.cfg.table.positions,
+                    native.mode(),
                 )
                 await stop.wait()
                 notify("STOPPING=1")
