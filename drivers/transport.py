@@ -7,11 +7,14 @@ Opened with ``serial.serial_for_url(url)``, so a device path (``/dev/ttyUSB0``,
 
 Why a thread: pyserial's URL handlers do not all expose a file descriptor an
 asyncio reader could watch (``rfc2217://`` runs its own thread, ``socket://``
-hides its socket), but every one of them implements a blocking ``read()`` with
-a timeout. So one thread per device owns the port: it opens it (a TCP connect
-or a slow USB adapter never blocks the event loop), reads with a short timeout
-so it notices a close request quickly, and hands each chunk to the loop with
-``call_soon_threadsafe``. Writes are small frames (at most 96 bytes) written
+hides its socket), but every one of them implements a blocking ``read()``. So
+one thread per device owns the port: it opens it (a TCP connect or a slow USB
+adapter never blocks the event loop), waits in ``read()`` and hands each chunk
+to the loop with ``call_soon_threadsafe``. Where ``close()`` can wake that wait
+(a device path or a pty: ``cancel_read``; ``socket://``: a shutdown of its
+socket; ``loop://``) the read has no timeout, so an idle port costs no CPU;
+other handlers read with a short timeout and look for a close request between
+reads. Writes are small frames (at most 96 bytes) written
 from the loop thread under a lock, as pyserial's own ``serial.threaded``
 does; a write timeout bounds them and the lock keeps a write from touching a
 port the thread is closing. The thread takes at most ``MAX_INFLIGHT_CHUNKS``
@@ -27,9 +30,11 @@ import logging
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import serial
+from serial.urlhandler import protocol_socket
 
 from drivers.errors import TransportError
 from drivers.lifecycle import AsyncResource
@@ -40,7 +45,8 @@ logging.addLevelName(TRACE, "TRACE")
 
 DEFAULT_BAUDRATE = 115200
 READ_POLL_S = 0.05
-"""How long a blocking read waits before the thread checks whether it is to stop."""
+"""How long a read waits, on a port ``close()`` cannot wake, before the thread checks
+whether it is to stop; and how long a thread waits for the consumer between checks."""
 WRITE_TIMEOUT_S = 1.0
 READ_CHUNK_BYTES = 4096
 MAX_INFLIGHT_CHUNKS = 16
@@ -57,6 +63,26 @@ def _set_result(fut: asyncio.Future[None]) -> None:
 def _set_exception(fut: asyncio.Future[None], exc: BaseException) -> None:
     if not fut.done():
         fut.set_exception(exc)
+
+
+def _wakeable(port: Any) -> bool:
+    """A read waiting on ``port`` (opened or not) can be ended from another thread."""
+    return isinstance(port, protocol_socket.Serial) or callable(getattr(port, "cancel_read", None))
+
+
+def _waker(port: Any) -> Callable[[], None] | None:
+    """What ends a read waiting on the open ``port`` from another thread, if anything does."""
+    sock = getattr(port, "_socket", None)
+    if isinstance(port, protocol_socket.Serial) and isinstance(sock, socket.socket):
+
+        def shut() -> None:
+            # The read's select sees the socket readable, and the read fails: the
+            # thread, told to stop, ends quietly.
+            sock.shutdown(socket.SHUT_RDWR)
+
+        return shut
+    cancel = getattr(port, "cancel_read", None)
+    return cancel if callable(cancel) else None
 
 
 def _close_port(port: Any) -> None:
@@ -96,6 +122,7 @@ class SerialTransport(AsyncResource):
         }
         self._log = logger or logging.getLogger(__name__)
         self._port: Any = None
+        self._waker: Callable[[], None] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._credit = threading.Semaphore(MAX_INFLIGHT_CHUNKS)
@@ -168,12 +195,11 @@ class SerialTransport(AsyncResource):
         if self._wakeup is not None:
             self._wakeup.set()
         with self._lock:
-            # Under the lock: the thread closes the port under it too, and a cancel
-            # written after that could land on a descriptor number already reused.
-            cancel = getattr(self._port, "cancel_read", None)
-            if callable(cancel):
+            # Under the lock: the thread closes the port under it too, and a wake
+            # sent after that could land on a descriptor number already reused.
+            if self._waker is not None:
                 with contextlib.suppress(Exception):
-                    cancel()
+                    self._waker()
         thread = self._thread
         if thread is None:
             return
@@ -195,18 +221,25 @@ class SerialTransport(AsyncResource):
     ) -> None:
         try:
             try:
-                port = serial.serial_for_url(self.url, **self._options)
+                port = serial.serial_for_url(self.url, do_not_open=True, **self._options)
+                if _wakeable(port):
+                    # close() can end the wait: the read waits for bytes without a
+                    # timeout (set before opening: no reconfiguring of an open line).
+                    port.timeout = None
+                port.open()
             except BaseException as exc:  # every failure goes to open()'s caller
                 self._call(loop, _set_exception, opened, exc)
                 return
+            waker = _waker(port)
             with self._lock:
                 self._port = port
+                self._waker = waker
             self._call(loop, _set_result, opened)
             try:
                 self._pump(loop, port)
             finally:
                 with self._lock:
-                    self._port = None
+                    self._port = self._waker = None
                     _close_port(port)
         finally:
             self._call(loop, _set_result, closed)

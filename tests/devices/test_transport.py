@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import socket
 import struct
 import warnings
@@ -85,3 +86,68 @@ async def test_close_passes_on_a_cancel_that_comes_as_the_port_thread_ends() -> 
             writer.close()
         server.close()
         await server.wait_closed()
+
+
+WAKE_BOUND_S = 2.0
+"""Well under CLOSE_TIMEOUT_S: a close that had to wait for a read to time out, or for
+close()'s own bound, takes longer."""
+
+
+async def _idle_then_close(url: str) -> None:
+    """Open ``url``, see that its port waits for bytes with no timeout (an idle port
+    thread never wakes to look), then close it: the wait ends at once."""
+    transport = SerialTransport(url)
+    await transport.open()
+    port, thread = transport._port, transport._thread
+    assert port is not None
+    assert thread is not None
+    assert port.timeout is None
+    async with asyncio.timeout(WAKE_BOUND_S):
+        await transport.close()
+    assert not thread.is_alive()
+
+
+async def test_an_idle_socket_port_is_woken_by_close() -> None:
+    held: list[asyncio.StreamWriter] = []
+
+    async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    try:
+        await _idle_then_close(f"socket://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_an_idle_pty_is_woken_by_close() -> None:
+    controller, device = os.openpty()
+    try:
+        await _idle_then_close(os.ttyname(device))
+    finally:
+        os.close(device)
+        os.close(controller)
+
+
+async def test_an_idle_loop_port_is_woken_by_close() -> None:
+    await _idle_then_close("loop://")
+
+
+async def test_bytes_still_arrive_on_a_port_without_a_read_timeout() -> None:
+    controller, device = os.openpty()
+    transport = SerialTransport(os.ttyname(device))
+    try:
+        await transport.open()
+        os.write(controller, b"$STATUS,1,OK*00\r\n")
+        data = b""
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not data.endswith(b"\r\n"):
+                data += await transport.read()
+        assert data == b"$STATUS,1,OK*00\r\n"
+    finally:
+        await transport.close()
+        os.close(device)
+        os.close(controller)
