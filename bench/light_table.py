@@ -3,8 +3,8 @@
 No engine, no devices, no journal: rounds of one deck's random cards on a few
 positions, settled at even money (a tie surrendered, half the wager lost),
 published as ``events`` and ``rounds`` messages that validate against the
-feed's models, each with ``epoch`` and ``feed_seq`` (+1 per message across
-``events``, ``rounds``, ``alerts``). It holds every message until an ``ack``
+feed's models, each with ``feed_seq`` (+1 per message across ``events``,
+``rounds``, ``alerts``) and, but for an alert, ``epoch``. It holds every message until an ``ack``
 covers it, answers a ``replay`` by publishing the range again in order with
 the original ids, and raises ``REPLAY_UNAVAILABLE`` for what it no longer
 holds. Its retained ``status`` carries ``feed: {epoch, last_feed_seq}``.
@@ -47,15 +47,12 @@ class LightTable:
         positions: int = 3,
         seed: int = 0,
         drop: frozenset[int] = frozenset(),
-        epoch_on_events_only: bool = False,
     ) -> None:
         self.host, self.port, self.site, self.table = host, port, site, table
         self.epoch = epoch or str(uuid.uuid4())
         self.prefix = f"casino/{site}/table/{table}"
         self.positions = positions
         self.rng = random.Random(seed)
-        # A table may put ``epoch`` on its events alone: its status announces it.
-        self.epoch_on_events_only = epoch_on_events_only
         self.drop = set(drop)  # feed_seqs not sent the first time: a lost message
         self.held: dict[int, tuple[str, bytes]] = {}
         self.sent: set[int] = set()  # acknowledged by the broker (PUBACK)
@@ -87,7 +84,8 @@ class LightTable:
         self.last_feed_seq += 1
         seq = self.last_feed_seq
         body |= {"feed_seq": seq}
-        if leaf == "events" or not self.epoch_on_events_only:
+        if leaf != "alerts":
+            # As the table's feed: an alert carries no epoch; its status announces it.
             body["epoch"] = self.epoch
         self.held[seq] = (f"{self.prefix}/{leaf}", json.dumps(body).encode())
         self.ids[seq] = body["id"]

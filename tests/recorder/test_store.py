@@ -162,9 +162,13 @@ async def test_a_permanent_gap_is_written_when_the_database_comes_back(
         {"table": "t1", "site": SITE, "epoch": table.epoch}
         | {"recorder": "r1", "from_feed_seq": 2, "to_feed_seq": 3}
     )
-    alert = parse_message(*table.held[table.last_feed_seq])
+    raised = parse_message(*table.held[table.last_feed_seq])
     async with migrated(own_postgres.create_database()) as db:
         book = FeedBook("r1")
+        # As the recorder takes them: the alert carries no epoch; the status names it.
+        status = parse_message(f"{table.prefix}/status", table.status())
+        _, alert = await book.with_epochs(db, [status, raised])
+        assert alert.epoch == table.epoch
         await book.track(db, (SITE, "t1", table.epoch))  # loaded while the database is up
         await asyncio.to_thread(own_postgres.stop)
         with pytest.raises(DatabaseUnavailable):
