@@ -47,4 +47,5 @@ schema: $(STAMP)
 	$(VENV)/bin/table-controller schema --out docs
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis table_controller/engine/_compiled
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build
+	rm -rf table_controller/engine/_compiled table_controller/engine/_compiled.new table_controller/engine/_compiled.old

@@ -13,6 +13,8 @@ compilable.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -24,15 +26,19 @@ from pathlib import Path
 from table_controller.engine.native import (
     COMPILED,
     FOLDER,
+    GROUP,
+    PACKAGE,
     STAMP,
+    SUFFIX,
+    build_files,
     compiled_folder,
+    file_digest,
+    read_stamp,
     sources_digest,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "table_controller" / "engine"
-GROUP = "table_controller.engine.compiled"
-"""mypyc's shared library of the group: ``compiled__mypyc`` in the package."""
 
 SETUP = """\
 import sys
@@ -47,8 +53,16 @@ setup(
 """
 
 
+def builder_digest() -> str:
+    """This script's digest: a build made by another version of it is made again."""
+    return file_digest(Path(__file__))
+
+
 def missing_tools() -> str | None:
     """Why no C extension can be built here, or None."""
+    for module in ("mypyc", "setuptools"):
+        if importlib.util.find_spec(module) is None:
+            return f"no {module} in this Python (pip install -e '.[test]')"
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         return f"no C compiler ({compiler})"
@@ -59,12 +73,14 @@ def missing_tools() -> str | None:
 
 
 def build(into: Path) -> None:
-    """Compile ``COMPILED`` and put the extension modules, and the stamp, in ``into``."""
+    """Compile ``COMPILED`` into ``into``, with its stamp; the old build is replaced whole
+    (a build half replaced is never loaded either: its files no longer match the stamp)."""
     digest = sources_digest(ENGINE)
     sources = [str(ENGINE / f"{name}.py") for name in COMPILED]
+    staging = into.with_name(into.name + ".new")
     with tempfile.TemporaryDirectory(prefix="engine-build-") as tmp:
         work = Path(tmp)
-        (work / "setup.py").write_text(SETUP.format(group=GROUP), encoding="utf-8")
+        (work / "setup.py").write_text(SETUP.format(group=f"{PACKAGE}.{GROUP}"), "utf-8")
         done = subprocess.run(
             [sys.executable, "setup.py", *sources],
             cwd=work,
@@ -75,20 +91,40 @@ def build(into: Path) -> None:
         if done.returncode != 0:
             sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
             raise SystemExit(f"compile_engine: mypyc failed (exit {done.returncode})")
-        built = sorted((work / "lib" / "table_controller" / "engine").glob("*.so"))
-        if len(built) != len(COMPILED) + 1:
-            raise SystemExit(f"compile_engine: mypyc built {[p.name for p in built]}")
-        staging = into.with_name(into.name + ".new")
+        out = work / "lib" / Path(*PACKAGE.split("."))
+        built = {path.name for path in out.glob(f"*{SUFFIX}")}
+        if built != build_files():
+            raise SystemExit(f"compile_engine: mypyc built {sorted(built)}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        for path in built:
-            shutil.copy2(path, staging / path.name)
+        for name in built:
+            shutil.copy2(out / name, staging / name)
     if sources_digest(ENGINE) != digest:
         shutil.rmtree(staging)
         raise SystemExit("compile_engine: the sources changed during the build; run it again")
-    (staging / STAMP).write_text(digest + "\n", encoding="ascii")
-    shutil.rmtree(into, ignore_errors=True)
+    stamp = {
+        "sources": digest,
+        "suffix": SUFFIX,
+        "files": {name: file_digest(staging / name) for name in sorted(built)},
+        "builder": builder_digest(),
+    }
+    (staging / STAMP).write_text(json.dumps(stamp, indent=2) + "\n", encoding="utf-8")
+    old = into.with_name(into.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if into.exists():
+        into.rename(old)
     staging.rename(into)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def current(into: Path) -> bool:
+    """The build in ``into`` is loaded as it is, and this script made it."""
+    stamp = read_stamp(into)
+    return (
+        compiled_folder(ENGINE, {}) is not None
+        and stamp is not None
+        and stamp.get("builder") == builder_digest()
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="build even when current")
     args = parser.parse_args(argv)
     into = ENGINE / FOLDER
-    if not args.force and compiled_folder(ENGINE, {}) is not None:
+    if not args.force and current(into):
         print("engine: compiled build is current")
         return 0
     why = missing_tools()

@@ -2,13 +2,15 @@
 
 ``make engine`` (``scripts/compile_engine.py``, run by ``make test``, ``make demo`` and
 ``make bench``) compiles the modules named in ``COMPILED`` with mypyc into the folder
-``_compiled/`` beside them, with ``sources.sha256``: the digest of every engine
-source it was compiled from. The package's ``__init__`` puts that folder first on
-its ``__path__`` only when the digest still matches the ``.py`` files here, so an
-edited source is never shadowed by an old build: the engine runs interpreted until
-it is compiled again. The compiled and the interpreted engine are the same source
-and give the same outputs (``tests/engine/test_native.py``); the compiled one is
-about twice as fast (docs/benchmarks.md (a)).
+``_compiled/`` beside them, with ``build.json``: the digest of every engine source
+it was compiled from, the interpreter it was compiled for and the digest of each
+file it made. The package's ``__init__`` puts that folder first on its ``__path__``
+only when all of that still holds, so an edited source is never shadowed by an old
+build, nor a build half replaced or made for another Python loaded: the engine then
+runs interpreted until it is compiled again. The compiled and the interpreted
+engine are the same source and give the same outputs
+(``tests/engine/test_native.py``); the compiled one is about one and a half times
+as fast (docs/benchmarks.md (a)).
 
 Set ``TABLE_CONTROLLER_ENGINE=interpreted`` to run the ``.py`` files whatever is
 built (to debug the engine, or to compare).
@@ -17,12 +19,13 @@ built (to debug the engine, or to compare).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from collections.abc import Mapping, MutableSequence
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 COMPILED: Final = (
     "alerts",
@@ -42,10 +45,14 @@ COMPILED: Final = (
 of a NamedTuple, and the snapshot's JSON form is read from them."""
 
 FOLDER: Final = "_compiled"
-STAMP: Final = "sources.sha256"
+STAMP: Final = "build.json"
+GROUP: Final = "compiled"
+"""mypyc's shared library of the build: ``compiled__mypyc`` in the package."""
 ENV: Final = "TABLE_CONTROLLER_ENGINE"
 """``interpreted``: ignore any compiled build."""
 PACKAGE: Final = "table_controller.engine"
+SUFFIX: Final = EXTENSION_SUFFIXES[0]
+"""This interpreter's extension modules' suffix (``.cpython-311-x86_64-linux-gnu.so``)."""
 
 
 def sources_digest(folder: Path) -> str:
@@ -59,17 +66,47 @@ def sources_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def compiled_folder(folder: Path, environ: Mapping[str, str]) -> Path | None:
-    """The build to use for the engine sources in ``folder``, or None: none is built,
-    it was built from other sources, or ``environ`` asks for the interpreted engine."""
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_files(suffix: str = SUFFIX) -> set[str]:
+    """The files a build for ``suffix`` consists of: one per module, and the library."""
+    return {f"{name}{suffix}" for name in (*COMPILED, f"{GROUP}__mypyc")}
+
+
+def read_stamp(build: Path) -> dict[str, Any] | None:
+    """The build's stamp: ``sources`` (their digest), ``suffix`` (the interpreter's it was
+    built for), ``files`` (each file's digest); None when missing or not one."""
+    try:
+        stamp = json.loads((build / STAMP).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or not isinstance(stamp.get("files"), dict):
+        return None
+    return stamp
+
+
+def compiled_folder(folder: Path, environ: Mapping[str, str], suffix: str = SUFFIX) -> Path | None:
+    """The build to use for the engine sources in ``folder``, or None: ``environ`` asks
+    for the interpreted engine, or the build is missing, partial, made for another
+    interpreter (``suffix``), from other sources, or holds a file it did not make."""
     if environ.get(ENV) == "interpreted":
         return None
     build = folder / FOLDER
-    try:
-        stamp = (build / STAMP).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
+    stamp = read_stamp(build)
+    if stamp is None or stamp.get("suffix") != suffix:
         return None
-    return build if stamp == sources_digest(folder) else None
+    files: dict[str, Any] = stamp["files"]
+    try:
+        present = {p.name for p in build.iterdir()} - {STAMP}
+        if set(files) != build_files(suffix) or present != set(files):
+            return None
+        if any(file_digest(build / name) != digest for name, digest in files.items()):
+            return None
+    except OSError:
+        return None
+    return build if stamp.get("sources") == sources_digest(folder) else None
 
 
 def use_compiled(path: MutableSequence[str]) -> None:
@@ -80,11 +117,12 @@ def use_compiled(path: MutableSequence[str]) -> None:
 
 
 def mode() -> str:
-    """``compiled`` when the engine running is the build, else ``interpreted``: for the
-    service's log and the benchmarks' results."""
-    module = sys.modules.get(f"{PACKAGE}.engine")
-    origin = getattr(module, "__file__", None) or ""
-    return "compiled" if origin.endswith(tuple(EXTENSION_SUFFIXES)) else "interpreted"
+    """``compiled`` when every rule module loaded is the build, else ``interpreted``: for
+    the service's log and the benchmarks' results."""
+    loaded = [sys.modules.get(f"{PACKAGE}.{name}") for name in COMPILED]
+    origins = [getattr(m, "__file__", None) or "" for m in loaded if m is not None]
+    compiled = bool(origins) and all(o.endswith(SUFFIX) for o in origins)
+    return "compiled" if compiled else "interpreted"
 
 
 # Imported first by the package's __init__: the build goes on the path before any

@@ -67,16 +67,28 @@ def _probe(**env: str) -> dict[str, object]:
     return result
 
 
+def _stamp(build: Path, sources: Path, suffix: str = native.SUFFIX) -> None:
+    stamp = {
+        "sources": native.sources_digest(sources),
+        "suffix": suffix,
+        "files": {p.name: native.file_digest(p) for p in build.iterdir() if p.name != native.STAMP},
+    }
+    (build / native.STAMP).write_text(json.dumps(stamp), encoding="utf-8")
+
+
 @pytest.fixture
 def sources(tmp_path: Path) -> Path:
-    """A copy of the engine's sources, with a build folder stamped as current."""
+    """A copy of the engine's sources, with a build folder of stand-in files stamped as
+    current (the guard reads names and digests; nothing here is imported)."""
     folder = tmp_path / "engine"
     folder.mkdir()
     for path in ENGINE.glob("*.py"):
         shutil.copy2(path, folder / path.name)
     build = folder / native.FOLDER
     build.mkdir()
-    (build / native.STAMP).write_text(native.sources_digest(folder) + "\n", encoding="ascii")
+    for name in native.build_files():
+        (build / name).write_bytes(name.encode())
+    _stamp(build, folder)
     return folder
 
 
@@ -96,8 +108,37 @@ def test_a_new_source_file_makes_the_build_stale(sources: Path) -> None:
     assert native.compiled_folder(sources, {}) is None
 
 
+def test_a_build_for_another_python_is_not_used(sources: Path) -> None:
+    build = sources / native.FOLDER
+    for path in list(build.iterdir()):
+        path.rename(build / path.name.replace(native.SUFFIX, ".cpython-399-x86_64-linux-gnu.so"))
+    _stamp(build, sources, suffix=".cpython-399-x86_64-linux-gnu.so")
+    assert native.compiled_folder(sources, {}) is None
+    assert native.compiled_folder(sources, {}, ".cpython-399-x86_64-linux-gnu.so") == build
+
+
+@pytest.mark.parametrize("damage", ["missing", "extra", "changed", "unlisted"])
+def test_a_partial_or_altered_build_is_not_used(sources: Path, damage: str) -> None:
+    """A build half replaced, or with a file it did not make (an old one packed beside
+    it, say), is never loaded: not one of its modules."""
+    build = sources / native.FOLDER
+    library = build / f"{native.GROUP}__mypyc{native.SUFFIX}"
+    if damage == "missing":
+        library.unlink()
+    elif damage == "extra":
+        (build / f"stale{native.SUFFIX}").write_bytes(b"old")
+    elif damage == "changed":
+        library.write_bytes(b"another build")
+    else:
+        library.unlink()
+        _stamp(build, sources)  # a stamp that lists only what is there
+    assert native.compiled_folder(sources, {}) is None
+
+
 def test_no_build_or_a_damaged_stamp_is_interpreted(sources: Path) -> None:
     (sources / native.FOLDER / native.STAMP).write_bytes(b"\xff\xfe")
+    assert native.compiled_folder(sources, {}) is None
+    (sources / native.FOLDER / native.STAMP).write_text("[]", encoding="utf-8")
     assert native.compiled_folder(sources, {}) is None
     shutil.rmtree(sources / native.FOLDER)
     assert native.compiled_folder(sources, {}) is None
