@@ -801,6 +801,29 @@ async def test_a_view_goes_from_memory_after_the_journal_and_only_its_latest(
         assert kinds == {"events"}
 
 
+async def test_a_view_acknowledged_writes_nothing_to_the_journal(
+    tmp_path: Path, mosquitto: MosquittoBroker
+) -> None:
+    """A view has no row in the outbox: its PUBACK opens no transaction (one per input
+    was a transaction for nothing)."""
+    async with (
+        subscribed(mosquitto.port) as sub,
+        running_table(tmp_path / "j.sqlite3", mosquitto.url) as table,
+    ):
+        await table.wait_connected()
+        await table.drained()
+        statements: list[str] = []
+        table.journal._db.set_trace_callback(statements.append)
+        view = state_message(7)
+        table.publisher.show(view)
+        got = await sub.take(1)
+        await table.drained()
+        table.journal._db.set_trace_callback(None)
+        assert [g.id for g in got] == [view.id]
+        writes = [s for s in statements if s.split()[0].upper() in {"BEGIN", "UPDATE", "INSERT"}]
+        assert writes == []
+
+
 async def test_a_view_in_flight_when_the_connection_breaks_goes_again(
     tmp_path: Path, mosquitto: MosquittoBroker
 ) -> None:

@@ -215,7 +215,11 @@ class Drain(ReconnectPolicy):
         finally:
             if acked:
                 _fault_point(batch, acked)
-                self._mark_sent(acked)
+                # A view, or a message sent while the journal could not commit, has no
+                # row in the outbox: nothing to mark, and no transaction to open for it.
+                journaled = [i for i in acked if i not in self._from_memory]
+                if journaled:
+                    self._mark_sent(journaled)
 
     def _lost_in_flight(self, client: AckingClient, head: OutboxMessage, *, alone: bool) -> None:
         """The connection went with ``head`` the oldest message not acknowledged.
