@@ -8,18 +8,20 @@ Opened with ``serial.serial_for_url(url)``, so a device path (``/dev/ttyUSB0``,
 Why a thread: pyserial's URL handlers do not all expose a file descriptor an
 asyncio reader could watch (``rfc2217://`` runs its own thread, ``socket://``
 hides its socket), but every one of them implements a blocking ``read()``. So
-one thread per device owns the port: it opens it (a TCP connect or a slow USB
-adapter never blocks the event loop), waits in ``read()`` and hands each chunk
-to the loop with ``call_soon_threadsafe``. Where ``close()`` can wake that wait
-(a device path or a pty: ``cancel_read``; ``socket://``: a shutdown of its
-socket; ``loop://``) the read has no timeout, so an idle port costs no CPU;
-other handlers read with a short timeout and look for a close request between
-reads. Writes are small frames (at most 96 bytes) written
+one thread per device opens the port (a TCP connect or a slow USB adapter never
+blocks the event loop) and closes it. A port with a descriptor (a device path, a
+pty, ``socket://``) is then read by the event loop itself (``add_reader``): a
+byte that arrives wakes the loop, not a thread that would hand it over, and the
+thread only waits to close the port. Any other port is read by its thread, which
+hands each chunk to the loop with ``call_soon_threadsafe``; where ``close()``
+can end that wait (``loop://``: ``cancel_read``) the read has no timeout, so an
+idle port costs no CPU, and other handlers read with a short timeout and look
+for a close request between reads. Writes are small frames (at most 96 bytes) written
 from the loop thread under a lock, as pyserial's own ``serial.threaded``
 does; a write timeout bounds them and the lock keeps a write from touching a
-port the thread is closing. The thread takes at most ``MAX_INFLIGHT_CHUNKS``
-chunks ahead of the consumer, so a stalled consumer pauses reading instead of
-growing memory.
+port the thread is closing. At most ``MAX_INFLIGHT_CHUNKS`` chunks are read
+ahead of the consumer, so a stalled consumer pauses reading instead of growing
+memory.
 """
 
 from __future__ import annotations
@@ -63,6 +65,17 @@ def _set_result(fut: asyncio.Future[None]) -> None:
 def _set_exception(fut: asyncio.Future[None], exc: BaseException) -> None:
     if not fut.done():
         fut.set_exception(exc)
+
+
+def _loop_readable(port: Any) -> bool:
+    """``port`` (not yet open) will have a descriptor the event loop can watch."""
+    return isinstance(port, serial.Serial | protocol_socket.Serial)
+
+
+def _descriptor(port: Any) -> int:
+    """The open ``port``'s descriptor (a device's, or ``socket://``'s socket's)."""
+    sock = getattr(port, "_socket", None)
+    return sock.fileno() if isinstance(sock, socket.socket) else int(port.fd)
 
 
 def _wakeable(port: Any) -> bool:
@@ -123,6 +136,9 @@ class SerialTransport(AsyncResource):
         self._log = logger or logging.getLogger(__name__)
         self._port: Any = None
         self._waker: Callable[[], None] | None = None
+        # Read by the event loop (a port with a descriptor): its descriptor while watched.
+        self._in_loop = False
+        self._reading: int | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._credit = threading.Semaphore(MAX_INFLIGHT_CHUNKS)
@@ -158,6 +174,8 @@ class SerialTransport(AsyncResource):
         except BaseException:
             await self.close()
             raise
+        if self._in_loop:
+            self._resume_reading()
 
     async def read(self) -> bytes:
         """The next chunk of bytes; TransportError once the link is lost."""
@@ -170,7 +188,10 @@ class SerialTransport(AsyncResource):
             self._wakeup.clear()
             await self._wakeup.wait()
         item = self._chunks.popleft()
-        self._credit.release()
+        if self._in_loop:
+            self._resume_reading()
+        else:
+            self._credit.release()
         if isinstance(item, BaseException):
             self._failure = TransportError(f"{self.url}: {item}")
             raise self._failure from item
@@ -191,6 +212,8 @@ class SerialTransport(AsyncResource):
 
     async def close(self) -> None:
         """Stop the port thread and close the port; safe to call more than once."""
+        # The loop stops watching the descriptor before the thread closes it.
+        self._pause_reading()
         self._stop.set()
         if self._wakeup is not None:
             self._wakeup.set()
@@ -222,21 +245,28 @@ class SerialTransport(AsyncResource):
         try:
             try:
                 port = serial.serial_for_url(self.url, do_not_open=True, **self._options)
-                if _wakeable(port):
-                    # close() can end the wait: the read waits for bytes without a
-                    # timeout (set before opening: no reconfiguring of an open line).
+                # Set before opening: no reconfiguring of an open line.
+                if _loop_readable(port):
+                    # The loop reads what has arrived, never waits for more.
+                    port.timeout = 0
+                elif _wakeable(port):
+                    # close() can end the wait: the read waits for bytes without a timeout.
                     port.timeout = None
                 port.open()
             except BaseException as exc:  # every failure goes to open()'s caller
                 self._call(loop, _set_exception, opened, exc)
                 return
-            waker = _waker(port)
+            in_loop = _loop_readable(port)
             with self._lock:
                 self._port = port
-                self._waker = waker
+                self._in_loop = in_loop
+                self._waker = None if in_loop else _waker(port)
             self._call(loop, _set_result, opened)
             try:
-                self._pump(loop, port)
+                if in_loop:
+                    self._stop.wait()
+                else:
+                    self._pump(loop, port)
             finally:
                 with self._lock:
                     self._port = self._waker = None
@@ -262,6 +292,46 @@ class SerialTransport(AsyncResource):
                     self._log.log(TRACE, "%s rx %r", self.url, data)
                 if not self._hand_over(loop, data):
                     return
+
+    # -- reading in the event loop -----------------------------------------------------
+
+    def _resume_reading(self) -> None:
+        """Watch the port's descriptor, unless closing, failed, or enough is read ahead."""
+        port = self._port
+        if (
+            self._reading is not None
+            or port is None
+            or self._stop.is_set()
+            or self._failure is not None
+            or len(self._chunks) >= MAX_INFLIGHT_CHUNKS
+            or (self._chunks and isinstance(self._chunks[-1], BaseException))
+        ):
+            return
+        fd = _descriptor(port)
+        asyncio.get_running_loop().add_reader(fd, self._readable, port)
+        self._reading = fd
+
+    def _pause_reading(self) -> None:
+        if self._reading is not None:
+            asyncio.get_running_loop().remove_reader(self._reading)
+            self._reading = None
+
+    def _readable(self, port: Any) -> None:
+        try:
+            data: bytes = port.read(READ_CHUNK_BYTES)
+        except Exception as exc:  # read() turns it into TransportError
+            self._pause_reading()
+            if not self._stop.is_set():
+                self._deliver(exc)
+            return
+        if data:
+            if self._log.isEnabledFor(TRACE):
+                self._log.log(TRACE, "%s rx %r", self.url, data)
+            self._deliver(data)
+            if len(self._chunks) >= MAX_INFLIGHT_CHUNKS:
+                self._pause_reading()  # until read() takes one
+
+    # -- reading on the port thread ------------------------------------------------------
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop, item: bytes | BaseException) -> bool:
         while not self._credit.acquire(timeout=READ_POLL_S):

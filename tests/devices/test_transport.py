@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from drivers.errors import TransportError
-from drivers.transport import SerialTransport
+from drivers.transport import MAX_INFLIGHT_CHUNKS, SerialTransport
 
 STEP_BOUND_S = 10.0
 
@@ -93,21 +93,28 @@ WAKE_BOUND_S = 2.0
 close()'s own bound, takes longer."""
 
 
-async def _idle_then_close(url: str) -> None:
-    """Open ``url``, see that its port waits for bytes with no timeout (an idle port
-    thread never wakes to look), then close it: the wait ends at once."""
+async def _idle_then_close(url: str, *, in_loop: bool) -> None:
+    """Open ``url`` and see how it is read while idle: by the event loop, watching the
+    port's descriptor (``in_loop``), or by its thread waiting without a timeout (an idle
+    port never wakes to look); then close it: the wait ends at once."""
     transport = SerialTransport(url)
     await transport.open()
     port, thread = transport._port, transport._thread
     assert port is not None
     assert thread is not None
-    assert port.timeout is None
+    if in_loop:
+        assert transport._reading is not None
+        assert port.timeout == 0
+    else:
+        assert transport._reading is None
+        assert port.timeout is None
     async with asyncio.timeout(WAKE_BOUND_S):
         await transport.close()
+    assert transport._reading is None
     assert not thread.is_alive()
 
 
-async def test_an_idle_socket_port_is_woken_by_close() -> None:
+async def test_an_idle_socket_port_is_read_by_the_event_loop() -> None:
     held: list[asyncio.StreamWriter] = []
 
     async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -115,7 +122,8 @@ async def test_an_idle_socket_port_is_woken_by_close() -> None:
 
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
     try:
-        await _idle_then_close(f"socket://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+        url = f"socket://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        await _idle_then_close(url, in_loop=True)
     finally:
         for writer in held:
             writer.close()
@@ -123,17 +131,17 @@ async def test_an_idle_socket_port_is_woken_by_close() -> None:
         await server.wait_closed()
 
 
-async def test_an_idle_pty_is_woken_by_close() -> None:
+async def test_an_idle_pty_is_read_by_the_event_loop() -> None:
     controller, device = os.openpty()
     try:
-        await _idle_then_close(os.ttyname(device))
+        await _idle_then_close(os.ttyname(device), in_loop=True)
     finally:
         os.close(device)
         os.close(controller)
 
 
 async def test_an_idle_loop_port_is_woken_by_close() -> None:
-    await _idle_then_close("loop://")
+    await _idle_then_close("loop://", in_loop=False)
 
 
 async def test_bytes_still_arrive_on_a_port_without_a_read_timeout() -> None:
@@ -151,3 +159,42 @@ async def test_bytes_still_arrive_on_a_port_without_a_read_timeout() -> None:
         await transport.close()
         os.close(device)
         os.close(controller)
+
+
+async def test_a_stalled_consumer_pauses_the_event_loop_reading_it() -> None:
+    """Read ahead by the loop, at most MAX_INFLIGHT_CHUNKS chunks wait for the consumer;
+    reading goes on as they are taken, and every byte arrives, in order."""
+    payload = bytes(range(256)) * 800  # 200 kB: far more than the chunks read ahead
+    written, finished = asyncio.Event(), asyncio.Event()
+
+    async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)  # the port is open (pyserial drops what came before)
+        writer.write(payload)
+        await writer.drain()
+        written.set()
+        await finished.wait()  # the connection stays open until the test is done
+        writer.close()
+
+    server = await asyncio.start_server(flood, "127.0.0.1", 0)
+    transport = SerialTransport(f"socket://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+    try:
+        await transport.open()
+        transport.write(b"\n")
+        async with asyncio.timeout(STEP_BOUND_S):
+            await written.wait()
+            # Turns of the event loop, not time: each lets the loop read one chunk.
+            for _ in range(10 * MAX_INFLIGHT_CHUNKS):
+                if transport._reading is None:
+                    break
+                await asyncio.sleep(0)
+            assert transport._reading is None
+            assert len(transport._chunks) == MAX_INFLIGHT_CHUNKS
+            data = b""
+            while len(data) < len(payload):
+                data += await transport.read()
+        assert data == payload
+    finally:
+        await transport.close()
+        finished.set()
+        server.close()
+        await server.wait_closed()
