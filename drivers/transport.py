@@ -5,23 +5,25 @@ Opened with ``serial.serial_for_url(url)``, so a device path (``/dev/ttyUSB0``,
 ``spy://…`` all work the same (docs/devices.md: the shoe and the console are opened
 "by any pyserial URL").
 
-Why a thread: pyserial's URL handlers do not all expose a file descriptor an
-asyncio reader could watch (``rfc2217://`` runs its own thread, ``socket://``
-hides its socket), but every one of them implements a blocking ``read()``. So
-one thread per device opens the port (a TCP connect or a slow USB adapter never
-blocks the event loop) and closes it. A port with a descriptor (a device path, a
-pty, ``socket://``) is then read by the event loop itself (``add_reader``): a
-byte that arrives wakes the loop, not a thread that would hand it over, and the
-thread only waits to close the port. Any other port is read by its thread, which
-hands each chunk to the loop with ``call_soon_threadsafe``; where ``close()``
-can end that wait (``loop://``: ``cancel_read``) the read has no timeout, so an
-idle port costs no CPU, and other handlers read with a short timeout and look
-for a close request between reads. Writes are small frames (at most 96 bytes) written
-from the loop thread under a lock, as pyserial's own ``serial.threaded``
-does; a write timeout bounds them and the lock keeps a write from touching a
-port the thread is closing. At most ``MAX_INFLIGHT_CHUNKS`` chunks are read
-ahead of the consumer, so a stalled consumer pauses reading instead of growing
-memory.
+Why a thread: pyserial's URL handlers do not all read through a descriptor an
+asyncio reader could watch (``rfc2217://`` runs its own thread, ``loop://`` is a
+queue), but every one of them implements a blocking ``read()``. So one thread per
+device opens the port (a TCP connect or a slow USB adapter never blocks the event
+loop) and closes it. The plain POSIX serial port (a device path, a pty, as
+``spy://`` and ``hwgrep://`` open it too) and ``socket://`` are then read by the
+event loop itself (``add_reader``, a read that takes what has arrived): a byte
+that arrives wakes the loop, not a thread that would hand it over, and the thread
+only waits to close the port. Any other port is read by its thread, which hands
+each chunk to the loop with ``call_soon_threadsafe``; where ``close()`` can end
+that wait (``cancel_read``: ``loop://``, ``alt://``'s classes) the read has no
+timeout, so an idle port costs no CPU, and other handlers read with a short
+timeout and look for a close request between reads.
+
+Writes are small frames (at most 96 bytes) written from the loop thread under a
+lock, as pyserial's own ``serial.threaded`` does; a write timeout bounds them,
+and the lock keeps a write from touching a port the thread lets go of. At most
+``MAX_INFLIGHT_CHUNKS`` chunks are read ahead of the consumer, so a stalled
+consumer pauses reading instead of growing memory.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import threading
 from collections import deque
@@ -36,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 import serial
-from serial.urlhandler import protocol_socket
+from serial.urlhandler import protocol_hwgrep, protocol_socket, protocol_spy
 
 from drivers.errors import TransportError
 from drivers.lifecycle import AsyncResource
@@ -68,8 +71,14 @@ def _set_exception(fut: asyncio.Future[None], exc: BaseException) -> None:
 
 
 def _loop_readable(port: Any) -> bool:
-    """``port`` (not yet open) will have a descriptor the event loop can watch."""
-    return isinstance(port, serial.Serial | protocol_socket.Serial)
+    """``port`` (not yet open) will be read through a non-blocking descriptor the event
+    loop can watch: the plain POSIX serial port (a device path, a pty), as ``spy://`` and
+    ``hwgrep://`` open it, and ``socket://``. Not its variants that read otherwise
+    (``alt://``'s VTIME and poll classes): those stay on the thread."""
+    loop_read = {protocol_socket.Serial, protocol_spy.Serial, protocol_hwgrep.Serial}
+    if os.name == "posix":
+        loop_read.add(serial.Serial)
+    return type(port) in loop_read
 
 
 def _descriptor(port: Any) -> int:
@@ -78,22 +87,9 @@ def _descriptor(port: Any) -> int:
     return sock.fileno() if isinstance(sock, socket.socket) else int(port.fd)
 
 
-def _wakeable(port: Any) -> bool:
-    """A read waiting on ``port`` (opened or not) can be ended from another thread."""
-    return isinstance(port, protocol_socket.Serial) or callable(getattr(port, "cancel_read", None))
-
-
 def _waker(port: Any) -> Callable[[], None] | None:
-    """What ends a read waiting on the open ``port`` from another thread, if anything does."""
-    sock = getattr(port, "_socket", None)
-    if isinstance(port, protocol_socket.Serial) and isinstance(sock, socket.socket):
-
-        def shut() -> None:
-            # The read's select sees the socket readable, and the read fails: the
-            # thread, told to stop, ends quietly.
-            sock.shutdown(socket.SHUT_RDWR)
-
-        return shut
+    """What ends a read waiting on ``port`` from another thread, if anything does
+    (``cancel_read``: ``loop://``, and the serial ports left on the thread)."""
     cancel = getattr(port, "cancel_read", None)
     return cancel if callable(cancel) else None
 
@@ -139,6 +135,7 @@ class SerialTransport(AsyncResource):
         # Read by the event loop (a port with a descriptor): its descriptor while watched.
         self._in_loop = False
         self._reading: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._credit = threading.Semaphore(MAX_INFLIGHT_CHUNKS)
@@ -155,7 +152,7 @@ class SerialTransport(AsyncResource):
         """
         if self._thread is not None:
             raise RuntimeError("a SerialTransport is opened once; make a new one to reconnect")
-        loop = asyncio.get_running_loop()
+        self._loop = loop = asyncio.get_running_loop()
         opened: asyncio.Future[None] = loop.create_future()
         self._closed = closed = loop.create_future()
         self._wakeup = asyncio.Event()
@@ -168,14 +165,14 @@ class SerialTransport(AsyncResource):
         self._thread.start()
         try:
             await asyncio.shield(opened)
+            if self._in_loop:
+                self._resume_reading()
         except (serial.SerialException, OSError) as exc:
             await self.close()
             raise TransportError(f"cannot open {self.url}: {exc}") from exc
         except BaseException:
             await self.close()
             raise
-        if self._in_loop:
-            self._resume_reading()
 
     async def read(self) -> bytes:
         """The next chunk of bytes; TransportError once the link is lost."""
@@ -188,13 +185,14 @@ class SerialTransport(AsyncResource):
             self._wakeup.clear()
             await self._wakeup.wait()
         item = self._chunks.popleft()
+        if isinstance(item, BaseException):
+            # Set first: a link that failed is never read again.
+            self._failure = TransportError(f"{self.url}: {item}")
+            raise self._failure from item
         if self._in_loop:
             self._resume_reading()
         else:
             self._credit.release()
-        if isinstance(item, BaseException):
-            self._failure = TransportError(f"{self.url}: {item}")
-            raise self._failure from item
         return item
 
     def write(self, data: bytes) -> None:
@@ -217,12 +215,14 @@ class SerialTransport(AsyncResource):
         self._stop.set()
         if self._wakeup is not None:
             self._wakeup.set()
-        with self._lock:
-            # Under the lock: the thread closes the port under it too, and a wake
-            # sent after that could land on a descriptor number already reused.
-            if self._waker is not None:
-                with contextlib.suppress(Exception):
-                    self._waker()
+        if self._waker is not None:
+            with self._lock:
+                # Under the lock: the thread lets go of the port under it before it
+                # closes it, and a wake sent after that could land on a descriptor
+                # number already reused.
+                if self._waker is not None:
+                    with contextlib.suppress(Exception):
+                        self._waker()
         thread = self._thread
         if thread is None:
             return
@@ -249,7 +249,7 @@ class SerialTransport(AsyncResource):
                 if _loop_readable(port):
                     # The loop reads what has arrived, never waits for more.
                     port.timeout = 0
-                elif _wakeable(port):
+                elif _waker(port) is not None:
                     # close() can end the wait: the read waits for bytes without a timeout.
                     port.timeout = None
                 port.open()
@@ -270,7 +270,9 @@ class SerialTransport(AsyncResource):
             finally:
                 with self._lock:
                     self._port = self._waker = None
-                    _close_port(port)
+                # Outside the lock: closing a socket:// port takes pyserial 0.3 s, and
+                # a write from the loop meanwhile finds the port gone, not the lock held.
+                _close_port(port)
         finally:
             self._call(loop, _set_result, closed)
 
@@ -307,13 +309,14 @@ class SerialTransport(AsyncResource):
             or (self._chunks and isinstance(self._chunks[-1], BaseException))
         ):
             return
+        assert self._loop is not None
         fd = _descriptor(port)
-        asyncio.get_running_loop().add_reader(fd, self._readable, port)
+        self._loop.add_reader(fd, self._readable, port)
         self._reading = fd
 
     def _pause_reading(self) -> None:
-        if self._reading is not None:
-            asyncio.get_running_loop().remove_reader(self._reading)
+        if self._reading is not None and self._loop is not None:
+            self._loop.remove_reader(self._reading)
             self._reading = None
 
     def _readable(self, port: Any) -> None:

@@ -10,6 +10,7 @@ import struct
 import warnings
 
 import pytest
+import serial
 
 from drivers.errors import TransportError
 from drivers.transport import MAX_INFLIGHT_CHUNKS, SerialTransport
@@ -102,15 +103,18 @@ async def _idle_then_close(url: str, *, in_loop: bool) -> None:
     port, thread = transport._port, transport._thread
     assert port is not None
     assert thread is not None
+    fd = transport._reading
     if in_loop:
-        assert transport._reading is not None
+        assert fd is not None
         assert port.timeout == 0
     else:
-        assert transport._reading is None
+        assert fd is None
         assert port.timeout is None
     async with asyncio.timeout(WAKE_BOUND_S):
         await transport.close()
-    assert transport._reading is None
+    if fd is not None:
+        # The loop no longer watches the descriptor (remove_reader: False, none was).
+        assert not asyncio.get_running_loop().remove_reader(fd)
     assert not thread.is_alive()
 
 
@@ -144,7 +148,7 @@ async def test_an_idle_loop_port_is_woken_by_close() -> None:
     await _idle_then_close("loop://", in_loop=False)
 
 
-async def test_bytes_still_arrive_on_a_port_without_a_read_timeout() -> None:
+async def test_bytes_arrive_on_a_pty_the_event_loop_reads() -> None:
     controller, device = os.openpty()
     transport = SerialTransport(os.ttyname(device))
     try:
@@ -198,3 +202,65 @@ async def test_a_stalled_consumer_pauses_the_event_loop_reading_it() -> None:
         finished.set()
         server.close()
         await server.wait_closed()
+
+
+async def test_bytes_arrive_on_a_port_its_thread_reads() -> None:
+    """``loop://`` has no descriptor: its thread reads it (and echoes what is written)."""
+    transport = SerialTransport("loop://")
+    try:
+        await transport.open()
+        assert transport._reading is None
+        transport.write(b"$STATUS,2*00\r\n")
+        data = b""
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not data.endswith(b"\r\n"):
+                data += await transport.read()
+        assert data == b"$STATUS,2*00\r\n"
+    finally:
+        await transport.close()
+
+
+async def _read_for_ever(transport: SerialTransport) -> None:
+    while True:
+        await transport.read()
+
+
+async def test_a_hung_up_pty_fails_the_link_once_and_is_not_watched_again() -> None:
+    """The far side of a line goes (a pty's controller closed, as a USB adapter pulled):
+    one TransportError, after which the loop watches the dead descriptor no more."""
+    controller, device = os.openpty()
+    transport = SerialTransport(os.ttyname(device))
+    try:
+        await transport.open()
+        fd = transport._reading
+        assert fd is not None
+        os.write(controller, b"$STATUS,3,OK*00\r\n")
+        data = b""
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not data.endswith(b"\r\n"):
+                data += await transport.read()
+            os.close(controller)
+            controller = -1
+            with pytest.raises(TransportError) as failed:
+                await _read_for_ever(transport)
+        assert data == b"$STATUS,3,OK*00\r\n"
+        assert transport._reading is None
+        assert not transport._chunks
+        assert not asyncio.get_running_loop().remove_reader(fd)
+        with pytest.raises(TransportError) as again:
+            await transport.read()
+        assert again.value is failed.value
+    finally:
+        await transport.close()
+        os.close(device)
+        if controller >= 0:
+            os.close(controller)
+
+
+def test_serial_classes_that_read_otherwise_stay_on_the_thread() -> None:
+    """``alt://``'s VTIME class reads with VMIN/VTIME, not a non-blocking descriptor."""
+    from drivers.transport import _loop_readable
+
+    vtime = serial.serial_for_url("alt:///dev/null?class=VTIMESerial", do_not_open=True)
+    plain = serial.serial_for_url("/dev/null", do_not_open=True)
+    assert (_loop_readable(vtime), _loop_readable(plain)) == (False, True)
