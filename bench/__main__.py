@@ -73,7 +73,8 @@ def summary(out_dir: Path, names: Sequence[str]) -> list[str]:
     lines: list[str] = []
     if "engine" in names and (e := _load(out_dir / "engine.json")):
         lines.append(
-            f"(a) engine: {e['rounds_per_s']:,} rounds/s at {e['positions']} positions; "
+            f"(a) engine ({e.get('engine', 'interpreted')}): {e['rounds_per_s']:,} rounds/s at "
+            f"{e['positions']} positions; "
             f"target ≥ {e['target_rounds_per_s']:,}: {_verdict(e['meets_target'])}"
         )
     if "devices" in names and (d := _load(out_dir / "devices.json")):
