@@ -148,16 +148,22 @@ async def test_an_idle_loop_port_is_woken_by_close() -> None:
     await _idle_then_close("loop://", in_loop=False)
 
 
+async def _read_line(transport: SerialTransport) -> bytes:
+    """Chunks until one ends a line (within STEP_BOUND_S)."""
+    data = b""
+    async with asyncio.timeout(STEP_BOUND_S):
+        while not data.endswith(b"\r\n"):
+            data += await transport.read()
+    return data
+
+
 async def test_bytes_arrive_on_a_pty_the_event_loop_reads() -> None:
     controller, device = os.openpty()
     transport = SerialTransport(os.ttyname(device))
     try:
         await transport.open()
         os.write(controller, b"$STATUS,1,OK*00\r\n")
-        data = b""
-        async with asyncio.timeout(STEP_BOUND_S):
-            while not data.endswith(b"\r\n"):
-                data += await transport.read()
+        data = await _read_line(transport)
         assert data == b"$STATUS,1,OK*00\r\n"
     finally:
         await transport.close()
@@ -211,10 +217,7 @@ async def test_bytes_arrive_on_a_port_its_thread_reads() -> None:
         await transport.open()
         assert transport._reading is None
         transport.write(b"$STATUS,2*00\r\n")
-        data = b""
-        async with asyncio.timeout(STEP_BOUND_S):
-            while not data.endswith(b"\r\n"):
-                data += await transport.read()
+        data = await _read_line(transport)
         assert data == b"$STATUS,2*00\r\n"
     finally:
         await transport.close()
@@ -235,12 +238,10 @@ async def test_a_hung_up_pty_fails_the_link_once_and_is_not_watched_again() -> N
         fd = transport._reading
         assert fd is not None
         os.write(controller, b"$STATUS,3,OK*00\r\n")
-        data = b""
+        data = await _read_line(transport)
+        os.close(controller)
+        controller = -1
         async with asyncio.timeout(STEP_BOUND_S):
-            while not data.endswith(b"\r\n"):
-                data += await transport.read()
-            os.close(controller)
-            controller = -1
             with pytest.raises(TransportError) as failed:
                 await _read_for_ever(transport)
         assert data == b"$STATUS,3,OK*00\r\n"
