@@ -245,8 +245,9 @@ class SerialTransport(AsyncResource):
         try:
             try:
                 port = serial.serial_for_url(self.url, do_not_open=True, **self._options)
+                in_loop = _loop_readable(port)
                 # Set before opening: no reconfiguring of an open line.
-                if _loop_readable(port):
+                if in_loop:
                     # The loop reads what has arrived, never waits for more.
                     port.timeout = 0
                 elif _waker(port) is not None:
@@ -256,7 +257,6 @@ class SerialTransport(AsyncResource):
             except BaseException as exc:  # every failure goes to open()'s caller
                 self._call(loop, _set_exception, opened, exc)
                 return
-            in_loop = _loop_readable(port)
             with self._lock:
                 self._port = port
                 self._in_loop = in_loop
