@@ -76,6 +76,7 @@ def compose(
     inbox_ref.append(inbox)
     publisher.subscribe(inbox.topics)
     runner.wake_publisher = publisher.wake
+    runner.publish_journaled = publisher.publish_now
     runner.publish_unjournaled = publisher.offer
     runner.publish_view = publisher.show
     return Table(runner, publisher, inbox)

@@ -1,7 +1,8 @@
 """The publisher: drains the journal's outbox to the MQTT broker (``docs/feed.md``).
 
 The service never awaits a publish: it commits messages to the outbox and
-calls :meth:`Publisher.wake`. :meth:`Publisher.run` connects, publishes every
+calls :meth:`Publisher.publish_now` (which puts them on the wire at once when
+the drain is caught up) or :meth:`Publisher.wake`. :meth:`Publisher.run` connects, publishes every
 pending message in order, marks each one sent when the broker acknowledged
 it, waits for the next wake-up, and reconnects with capped, jittered backoff
 whenever the connection goes, for as long as the service runs.
@@ -174,6 +175,8 @@ class Publisher(Drain):
         self._client: AckingClient | None = None
         self._wake_fut: asyncio.Future[None] | None = None
         self._woken = False
+        # Published by publish_now, their PUBACKs not yet settled by the drain.
+        self._express: list[tuple[OutboxMessage, asyncio.Future[int]]] = []
         self._idle = asyncio.Event()
         self._closing = False
         self._up_since: float | None = None
@@ -196,14 +199,6 @@ class Publisher(Drain):
         self._reconnect_now = asyncio.Event()
 
     # -- the service's side ----------------------------------------------------
-
-    def wake(self) -> None:
-        """New messages were enqueued (call from the event loop's thread)."""
-        self._woken = True
-        self._idle.clear()
-        fut = self._wake_fut
-        if fut is not None and not fut.done():
-            fut.set_result(None)
 
     def halt(self) -> None:
         """Publish nothing more from the outbox (this controller yields its table)."""
@@ -357,6 +352,8 @@ class Publisher(Drain):
 
     def _went_down(self, client: AckingClient) -> float:
         client.forget_disconnect_error()
+        # Not marked sent: the outbox still holds them, and the next connection sends them.
+        self._express = []
         self._client = None
         self.connected = False
         lived = 0.0 if self._up_since is None else time.monotonic() - self._up_since

@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
@@ -77,6 +77,8 @@ class Drain(ReconnectPolicy):
     """Publishes what the journal holds over one connection, for as long as it lasts."""
 
     identity_conflict: bool
+    connected: bool
+    _client: AckingClient | None
     _journal: Journal
     _subscriptions: tuple[str, ...]
     _on_message: Callable[[str, bytes], None] | None
@@ -91,6 +93,7 @@ class Drain(ReconnectPolicy):
     _woken: bool
     _idle: asyncio.Event
     _wake_fut: asyncio.Future[None] | None
+    _express: list[tuple[OutboxMessage, asyncio.Future[int]]]
     _careful: int
     _lost_sending: bool
     _suspect: str | None
@@ -117,6 +120,42 @@ class Drain(ReconnectPolicy):
             payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload).encode()
             self._call(on_message, str(msg.topic), payload)
 
+    def wake(self) -> None:
+        """New messages were enqueued (call from the event loop's thread)."""
+        self._woken = True
+        self._idle.clear()
+        fut = self._wake_fut
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def publish_now(self, messages: Sequence[OutboxMessage]) -> None:
+        """Messages the journal has just committed: onto the wire at once.
+
+        When the drain waits, caught up (nothing due in the outbox, nothing in
+        flight, no wake-up pending), these are the next messages in order: they
+        are published here, in the caller's turn of the event loop, and the
+        drain then settles their PUBACKs and marks them sent. Otherwise (or from
+        the first one paho cannot take) the drain is woken and takes them from
+        the journal in turn.
+        """
+        client = self._client
+        waiting = self._wake_fut
+        if (
+            client is not None
+            and self.connected
+            and waiting is not None
+            and not waiting.done()
+            and not (self._closing or self._careful or self._express)
+            and len(messages) <= min(MAX_IN_FLIGHT, client.receive_maximum or MAX_IN_FLIGHT)
+        ):
+            for msg in messages:
+                try:
+                    ack = client.publish_nowait(msg, self._publish_props)
+                except (ConnectionLost, ValueError, aiomqtt.MqttError):
+                    break  # the drain meets it again, from the journal
+                self._express.append((msg, ack))
+        self.wake()
+
     async def _drain(self, client: AckingClient) -> None:
         lost = client.lost
         loop = asyncio.get_running_loop()
@@ -126,6 +165,13 @@ class Drain(ReconnectPolicy):
                 # Gone already: aiomqtt forgets a disconnect that came with the CONNACK.
                 raise ConnectionLost("connection lost")
             self._check_stable()
+            if self._express:
+                # Published by publish_now: their PUBACKs first, before the outbox
+                # is read again (it still holds them until they are marked sent).
+                express, self._express = self._express, []
+                self._from_memory = set()
+                await self._send(client, [], window, published=express)
+                continue
             if not self._closing:
                 self._woken = False
                 unjournaled = list(self._unjournaled.values())
@@ -191,11 +237,22 @@ class Drain(ReconnectPolicy):
         # A little past the retry time, so that the message is due when we look.
         return max(0.0, (at - datetime.now(UTC)).total_seconds()) + 0.01
 
-    async def _send(self, client: AckingClient, batch: list[OutboxMessage], window: int) -> None:
-        in_flight: deque[tuple[OutboxMessage, asyncio.Future[int]]] = deque()
+    async def _send(
+        self,
+        client: AckingClient,
+        batch: list[OutboxMessage],
+        window: int,
+        *,
+        published: Sequence[tuple[OutboxMessage, asyncio.Future[int]]] = (),
+    ) -> None:
+        """Publish ``batch`` within the window, after ``published`` (already on the wire),
+        and settle every PUBACK."""
+        in_flight = deque(published)
         acked: list[str] = []
+        if published:
+            batch = [msg for msg, _ in published] + batch
         try:
-            for msg in batch:
+            for msg in batch[len(published) :]:
                 while len(in_flight) >= (1 if self._careful else window):
                     await self._settle_head(client, in_flight, acked)
                 try:

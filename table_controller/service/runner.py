@@ -33,7 +33,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -146,6 +146,7 @@ class TableRunner:
         # Set by the service: the publisher's wake-up call, and its in-memory lane
         # for what must go out while the journal cannot take it.
         self.wake_publisher: Callable[[], None] = lambda: None
+        self.publish_journaled: Callable[[Sequence[OutboxMessage]], None] = lambda msgs: None
         self.publish_unjournaled: Callable[[OutboxMessage], None] = lambda msg: None
         self.publish_view: Callable[[OutboxMessage], None] = lambda msg: None
         # A newly connected lights task needs to know what should be lit.
@@ -211,10 +212,10 @@ class TableRunner:
                 self.lights_out.put_nowait(out)
         if isinstance(inp, DeviceOnline | DeviceOffline):
             self._heard.add(inp.device)
-        # The publisher first: its task then runs before the views task, so a
-        # card's event does not wait for the state to be rebuilt.
+        # Published now, in this turn of the event loop: a card's event waits for
+        # no task switch and not for the state to be rebuilt (the views come after).
         if messages:
-            self.wake_publisher()
+            self.publish_journaled(messages)
         self._views_at = inp.at
         self.views_due.set()
         if self.fault is not None:
