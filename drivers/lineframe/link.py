@@ -3,10 +3,12 @@
 The link owns the I/O that the protocols leave out: it opens a
 :class:`~drivers.transport.SerialTransport`, feeds the decoder, hands frames
 and the passing of time to the protocol, writes what the protocol asks, and
-queues events for the client's consumer. When a session ends (the link fails,
-or the protocol finds the device silent) it reports the device offline once,
-waits a capped, jittered backoff and opens the link again, forever, until
-closed (STYLE.md: a supervisor owns reconnect; pymodbus's named reconnect task).
+queues events for the client's consumer, or hands each one straight to the
+consumer's sink (:meth:`LineClient.feed`), in the link's own task. When a
+session ends (the link fails, or the protocol finds the device silent) it
+reports the device offline once, waits a capped, jittered backoff and opens the
+link again, forever, until closed (a supervisor owns reconnect, as pymodbus's
+named reconnect task does).
 
 Events are queued without a bound on purpose: they come only from device
 activity (a card drawn, a button pressed, a state change) — never from noise,
@@ -76,6 +78,8 @@ class LineLink(Generic[F, C, E]):
         self._decoder: LineDecoder[F] = LineDecoder(parse)
         self._rng = random.Random()
         self._events: asyncio.Queue[E | _End | _Failure] = asyncio.Queue()
+        self.sink: Callable[[E], None] | None = None
+        """Set: each event goes to it as it comes, not to the queue."""
         self._task: asyncio.Task[None] | None = None
         self._transport: SerialTransport | None = None
         self._online: bool | None = None
@@ -205,7 +209,7 @@ class LineLink(Generic[F, C, E]):
             self._session_online = True
             self._went_online(step.online)
         for event in step.events:
-            self._events.put_nowait(event)
+            self._emit(event)
         for frame in step.send:
             transport.write(frame.encode())
         return step.lost
@@ -218,7 +222,7 @@ class LineLink(Generic[F, C, E]):
         else:
             self._log.info("%s back at %s", self.name, self.url)
         self._online = True
-        self._events.put_nowait(event)
+        self._emit(event)
 
     def _went_offline(self, reason: str) -> None:
         if self._online is False:
@@ -226,7 +230,14 @@ class LineLink(Generic[F, C, E]):
             return
         self._log.warning("%s offline at %s: %s", self.name, self.url, reason)
         self._online = False
-        self._events.put_nowait(self._offline_event(reason))
+        self._emit(self._offline_event(reason))
+
+    def _emit(self, event: E) -> None:
+        sink = self.sink
+        if sink is None:
+            self._events.put_nowait(event)
+        else:
+            sink(event)
 
 
 class LineClient(AsyncResource, Generic[F, C, E]):
@@ -261,6 +272,25 @@ class LineClient(AsyncResource, Generic[F, C, E]):
 
     async def close(self) -> None:
         await self._link.close()
+
+    async def feed(self, sink: Callable[[E], None]) -> None:
+        """Hand every event to ``sink`` as the link decodes it, until the client closes.
+
+        Instead of iterating: the call is made in the link's own task, with no
+        queue and no task switch between a frame read and its consumer. Events
+        queued before come first. ``sink`` must not block; what it raises stops
+        the link and is raised here, as is the error of a link that cannot go on.
+        """
+        link = self._link
+        link.sink = sink
+        try:
+            while True:
+                # Only what was queued before, then the end (or the link's failure).
+                sink(await link.next_event())
+        except StopAsyncIteration:
+            return
+        finally:
+            link.sink = None
 
     def __aiter__(self) -> Self:
         return self

@@ -136,8 +136,9 @@ async def shoe_task(runner: TableRunner, url: str) -> None:
 
 
 async def _read_shoe(runner: TableRunner, shoe: ShoeClient) -> None:
-    async for event in shoe:
-        _feed(runner, shoe_input, event)
+    # In the link's own task: a card goes from its frame to the journal and the
+    # broker with no task switch.
+    await shoe.feed(lambda event: _feed(runner, shoe_input, event))
 
 
 async def console_task(runner: TableRunner, url: str) -> None:
@@ -150,8 +151,7 @@ async def console_task(runner: TableRunner, url: str) -> None:
         asyncio.TaskGroup() as tg,
     ):
         tg.create_task(_console_writer(runner, console), name="console-writer")
-        async for event in console:
-            _feed(runner, console_input, event)
+        await console.feed(lambda event: _feed(runner, console_input, event))
 
 
 async def _console_writer(runner: TableRunner, console: ConsoleClient) -> None:

@@ -1,0 +1,94 @@
+"""A line client's ``feed``: each event handed to the consumer in the link's own task.
+
+Against the simulated shoe over a real pty and over ``socket://``, as the
+service reads it: what reaches the sink, in which task, and how ``feed`` ends
+(the client closed, the sink failing, a URL no handler understands).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from drivers.shoe import CardDrawn, ShoeClient, ShoeEvent, ShoeOnline
+from simulators.shoe import ShoeSimulator
+
+STEP_BOUND_S = 10.0
+
+
+@pytest.fixture(params=["pty", "socket"])
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[ShoeSimulator, str]]:
+    async with ShoeSimulator(seed=7, heartbeat_s=0.05) as sim:
+        url = await (sim.serve_pty() if request.param == "pty" else sim.serve_tcp())
+        yield sim, url
+
+
+class Sink:
+    """Keeps what it is handed, with the task it was handed in; wakes a waiter."""
+
+    def __init__(self) -> None:
+        self.events: list[ShoeEvent] = []
+        self.tasks: set[str] = set()
+        self._changed = asyncio.Event()
+
+    def __call__(self, event: ShoeEvent) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task.get_name())
+        self.events.append(event)
+        self._changed.set()
+
+    async def until(self, want: Callable[[list[ShoeEvent]], bool]) -> None:
+        async with asyncio.timeout(STEP_BOUND_S):
+            while not want(self.events):
+                self._changed.clear()
+                await self._changed.wait()
+
+
+def _reads(events: list[ShoeEvent]) -> list[CardDrawn]:
+    return [e for e in events if isinstance(e, CardDrawn)]
+
+
+async def test_events_reach_the_sink_in_order_in_the_links_own_task(
+    served: tuple[ShoeSimulator, str],
+) -> None:
+    sim, url = served
+    sink = Sink()
+    async with ShoeClient(url) as shoe:
+        feeding = asyncio.create_task(shoe.feed(sink), name="consumer")
+        await sink.until(lambda seen: any(isinstance(e, ShoeOnline) for e in seen))
+        drawn = [sim.draw() for _ in range(3)]
+        await sink.until(lambda seen: len(_reads(seen)) == 3)
+        assert [(e.n, e.card) for e in _reads(sink.events)] == [(r.n, r.card) for r in drawn]
+        # No hand-over to the consumer's task: the link's task calls the sink.
+        assert sink.tasks == {f"shoe-link {url}"}
+    async with asyncio.timeout(STEP_BOUND_S):
+        await feeding  # closing the client ends feed
+
+
+async def test_what_the_sink_raises_stops_the_link_and_is_raised_by_feed(
+    served: tuple[ShoeSimulator, str],
+) -> None:
+    sim, url = served
+
+    def sink(event: ShoeEvent) -> None:
+        if isinstance(event, CardDrawn):
+            raise RuntimeError(f"cannot take read {event.n}")
+
+    async with ShoeClient(url) as shoe:
+        feeding = asyncio.create_task(shoe.feed(sink))
+        sim.draw()
+        with pytest.raises(RuntimeError, match="cannot take read 1"):
+            async with asyncio.timeout(STEP_BOUND_S):
+                await feeding
+
+
+async def test_feed_raises_the_error_of_a_link_that_cannot_go_on() -> None:
+    sink = Sink()
+    async with ShoeClient("nosuchscheme://127.0.0.1:1") as shoe:
+        with pytest.raises(ValueError, match="nosuchscheme"):
+            async with asyncio.timeout(STEP_BOUND_S):
+                await shoe.feed(sink)
+    assert sink.events == []
