@@ -1,10 +1,10 @@
 """Capped, jittered backoff: the one delay rule of every reconnect in the project.
 
-STYLE.md: "a supervisor owns reconnect with capped, jittered backoff (one
-helper for every reconnect in the project)". The shoe and console links, the
-sensor board's worker, the simulators' reopening of a serial device, the
-service's MQTT publisher and the recorder (its broker, its database and the
-replays it asks for) all wait :func:`backoff_delay` between attempts.
+A supervisor owns each reconnect, and every one waits by this one rule. The
+shoe and console links, the sensor board's worker, the simulators' reopening
+of a serial device, the service's MQTT publisher and the recorder (its broker,
+its database and the replays it asks for) all wait :func:`backoff_delay`
+between attempts.
 """
 
 from __future__ import annotations

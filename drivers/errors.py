@@ -1,4 +1,4 @@
-"""Every error a device driver raises, sorted by what the caller can do (STYLE.md, 6).
+"""Every error a device driver raises, sorted by what the caller can do.
 
 ::
 

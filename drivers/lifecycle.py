@@ -1,4 +1,4 @@
-"""The async context manager every driver and simulator is (STYLE.md, convention 3).
+"""The async context manager every driver and simulator is.
 
 ``async with thing:`` opens it and closes it on the way out, whatever happens
 inside; subclasses say what opening and closing mean.

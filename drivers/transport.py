@@ -45,7 +45,7 @@ from drivers.errors import TransportError
 from drivers.lifecycle import AsyncResource
 
 TRACE = 5
-"""Log level of raw bytes, below DEBUG (STYLE.md: raw bytes only at a trace level)."""
+"""Log level of raw bytes, below DEBUG: raw bytes are logged only at a trace level."""
 logging.addLevelName(TRACE, "TRACE")
 
 DEFAULT_BAUDRATE = 115200

@@ -1,9 +1,9 @@
 """Serving one simulated device: on TCP, on a pty or on a serial port, one at a time.
 
-The driver under test opens the same kind of URL as in production (STYLE.md,
-convention 2): ``socket://HOST:PORT`` for another process, a pty path (a
-serial port reached through a stable symlink, as a udev name), or, for a rig
-on real cables, any pyserial URL the simulator opens itself.
+The driver under test opens the same kind of URL as in production:
+``socket://HOST:PORT`` for another process, a pty path (a serial port reached
+through a stable symlink, as a udev name), or, for a rig on real cables, any
+pyserial URL the simulator opens itself.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The sensor board's worker thread: every pyusb call of one board, in one place.
 
-pyusb is blocking, so one thread per board (STYLE.md, convention 5) finds the
+pyusb is blocking, so one thread per board finds the
 board by VID:PID (and serial number, when the URL pins one), claims its
 interface, reads the interrupt IN endpoint in short slices, writes the LIGHTS
 asked for between them, and hands events to the event loop through ``post``.

@@ -1,4 +1,4 @@
-"""The web pit display's errors, sorted by what the caller can do (STYLE.md)."""
+"""The web pit display's errors, sorted by what the caller can do."""
 
 from __future__ import annotations
 
