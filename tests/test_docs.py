@@ -42,6 +42,32 @@ def test_nothing_points_beside_the_checkout() -> None:
     assert mentions == set()
 
 
+# A Markdown file named in prose, a comment or a docstring: ``docs/rules.md``, ``README.md``.
+NAMED_DOC = re.compile(r"(?<![\w./-])([\w./-]*[\w-]\.md)\b")
+
+
+def test_every_document_a_file_names_is_in_the_repository() -> None:
+    """A reader of a clone can open every document the code and docs refer to."""
+    docs = {str(f.relative_to(ROOT)) for f in _tracked("*.md")}
+    missing: dict[str, set[str]] = {}
+    for f in _tracked("*.md", "*.py", "*.toml", "*.yaml", "*.conf", "*.sh", "*.service"):
+        for named in NAMED_DOC.findall(f.read_text(encoding="utf-8", errors="replace")):
+            beside = (f.parent / named).resolve()
+            if beside.is_relative_to(ROOT) and beside.is_file():
+                continue  # relative to the file that names it
+            path = named.lstrip("./")
+            if not any(
+                path == doc or path.endswith("/" + doc) or doc.endswith("/" + path) for doc in docs
+            ):
+                missing.setdefault(str(f.relative_to(ROOT)), set()).add(named)
+    assert missing == {}
+
+
+def test_the_named_document_pattern_finds_names() -> None:
+    text = "see docs/rules.md, (README.md) and ``deploy/README.md``; not docs.mdx"
+    assert NAMED_DOC.findall(text) == ["docs/rules.md", "README.md", "deploy/README.md"]
+
+
 def test_the_link_pattern_finds_links() -> None:
     assert LINK.findall("see [rules](docs/rules.md#deal) and [x](https://example.org)") == [
         "docs/rules.md",

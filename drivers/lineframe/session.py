@@ -25,7 +25,7 @@ E = TypeVar("E")
 """Events for the client's consumer."""
 
 HEARTBEAT_TIMEOUT_S = 3.0
-"""docs/devices.md/docs/rules.md: no heartbeat for 3 s and the device is offline."""
+"""docs/devices.md and docs/rules.md: no heartbeat for 3 s and the device is offline."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -245,7 +245,7 @@ async def test_heartbeat_loss_is_offline_and_return_is_online(
     async with ShoeClient(url) as shoe:
         await first(shoe, ShoeOnline)
         sim.hang()
-        # docs/devices.md/docs/rules.md: 3 s without a heartbeat; the bound leaves room for slow CI.
+        # docs/devices.md, docs/rules.md: 3 s without a heartbeat; the bound leaves room for CI.
         offline = await first(shoe, ShoeOffline, within=3.0 + STEP_BOUND_S)
         assert offline.reason == "heartbeat_timeout"
         sim.resume()
