@@ -28,7 +28,7 @@ from table_controller.rigs.broker import MosquittoBroker, free_port
 from table_controller.service.config import MqttSection
 from table_controller.service.journal import Journal
 from table_controller.service.publisher import Publisher, PublisherConfigError
-from tests.test_publisher import ENV, event_message, running_table, status_model, watching
+from tests.publisher_rig import ENV, event_message, running_table, status_model, watching
 
 # -- the broker URL ---------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ import pytest
 from table_controller.rigs.broker import BrokerGate
 from table_controller.rigs.rig import TableRig, TableSpec
 from table_controller.service.publisher_drain import KILL_BEFORE_MARK_ENV
+from tests.publisher_rig import watching
 from tests.security.crash_rig import (
     CrashableBroker,
     check_nothing_lost,
@@ -35,7 +36,6 @@ from tests.security.crash_rig import (
     play_round,
     resubscribed,
 )
-from tests.test_publisher import watching
 
 KEEPALIVE_S = 5  # the config's smallest: the half-open test waits about 2 x this
 RECOVERY_S = 60.0

@@ -16,7 +16,7 @@ from table_controller.rigs.broker import MosquittoBroker
 from table_controller.service.envelope import Envelope
 from table_controller.service.mqtt_client import AckingClient
 from table_controller.service.outbox import OutboxMessage
-from tests.test_publisher import running_table, status_message
+from tests.publisher_rig import running_table, status_message
 
 WAIT_S = 10.0
 ENV = Envelope(table="war-07", site="main-floor", prefix="casino/main-floor/table/war-07")
