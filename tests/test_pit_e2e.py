@@ -1,21 +1,15 @@
 """The pit against a real mosquitto: retained and live messages, the last will, a broker
-restart, ``--once`` from the command line, and a TLS broker with a password."""
+restart, and ``--once`` from the command line."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
-import os
-import ssl
-import subprocess
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
@@ -25,62 +19,14 @@ from rich.console import Console
 
 from table_controller import cli
 from table_controller.feed.topics import RETAINED_TOPICS
-from table_controller.pit.client import subscription_refusal, watch
-from table_controller.pit.errors import PitConnectError
+from table_controller.pit.client import watch
 from table_controller.pit.model import PitModel
 from table_controller.pit.views import BrokerLink, Link, TableView
-from table_controller.rigs.broker import MosquittoBroker, free_port
-from tests.test_pit_payloads import (
-    TABLE,
-    alert,
-    enc,
-    event,
-    last_will,
-    round_record,
-    state,
-    stats,
-    status,
-    topic,
-)
+from table_controller.rigs.broker import MosquittoBroker
+from tests.pit_rig import Message, _Null, _publish, _retained, _secret, _site
+from tests.test_pit_payloads import TABLE, alert, enc, event, last_will, round_record, status, topic
 
 WAIT_S = 10.0
-
-Message = tuple[str, bytes, bool]  # topic, payload, retain
-
-
-def _site() -> str:
-    """A site of its own per test: the session broker keeps retained messages."""
-    return f"e2e-{uuid.uuid4().hex[:10]}"
-
-
-async def _publish(
-    broker: MosquittoBroker,
-    messages: list[Message],
-    *,
-    port: int | None = None,
-    tls: ssl.SSLContext | None = None,
-    username: str | None = None,
-    password: str | None = None,
-) -> None:
-    """Publish as a table does: MQTT 5, QoS 1, each acknowledged by the broker."""
-    async with aiomqtt.Client(
-        broker.host,
-        port or broker.port,
-        protocol=aiomqtt.ProtocolVersion.V5,
-        tls_context=tls,
-        username=username,
-        password=password,
-    ) as client:
-        for name, payload, retain in messages:
-            await client.publish(name, payload, qos=1, retain=retain)
-
-
-def _retained(site: str, table: str = TABLE) -> list[Message]:
-    return [
-        (topic("status", table, site), enc(status(table=table, site=site, depth=2)), True),
-        (topic("state", table, site), enc(state(table=table, site=site, phase="dealing")), True),
-        (topic("stats", table, site), enc(stats(table=table, site=site, rounds=77)), True),
-    ]
 
 
 def _cleared(site: str, table: str = TABLE) -> list[Message]:
@@ -107,13 +53,6 @@ class _Until:
             await asyncio.wait_for(entry[1].wait(), WAIT_S)
         finally:
             self._waiting.remove(entry)
-
-
-class _Null(io.StringIO):
-    """A console file that keeps nothing."""
-
-    def write(self, text: str) -> int:
-        return len(text)
 
 
 @dataclass
@@ -274,12 +213,6 @@ def test_once_with_no_broker_fails_with_a_message(
     assert f"broker {url}" in capsys.readouterr().err
 
 
-def _secret(path: Path, mode: int) -> Path:
-    path.write_text("s3cret\n", encoding="utf-8")
-    path.chmod(mode)
-    return path
-
-
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -309,175 +242,3 @@ def test_bad_options_are_refused_with_a_message(
 def test_bad_broker_urls_are_refused(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["pit", "--broker", url, "--once"]) == 2
     assert "--broker" in capsys.readouterr().err
-
-
-# ---------------------------------------------------------------- TLS and a password
-
-
-@dataclass(frozen=True)
-class _TlsBroker:
-    broker: MosquittoBroker
-    port: int
-    ca: Path
-    other_ca: Path
-    password_file: Path
-
-
-def _openssl(*args: str | Path, cwd: Path) -> None:
-    subprocess.run(["openssl", *map(str, args)], cwd=cwd, check=True, capture_output=True)
-
-
-def _make_ca(folder: Path, name: str) -> None:
-    _openssl(
-        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", f"{name}.key", "-out", f"{name}.crt", "-days", "2", "-subj", f"/CN={name}",
-        cwd=folder,
-    )  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def tls_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_TlsBroker]:
-    folder = tmp_path_factory.mktemp("pit-tls")
-    _make_ca(folder, "ca")
-    _make_ca(folder, "other-ca")
-    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    _openssl(
-        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1", cwd=folder,
-    )  # fmt: skip
-    _openssl(
-        "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext", cwd=folder,
-    )  # fmt: skip
-    passwords = folder / "broker.passwd"
-    subprocess.run(
-        ["mosquitto_passwd", "-c", "-b", str(passwords), "pit-1", "s3cret"],
-        check=True,
-        capture_output=True,
-    )
-    passwords.chmod(0o600)
-    port = free_port()
-    config = (
-        f"listener {port} 127.0.0.1\n"
-        f"cafile {folder / 'ca.crt'}\ncertfile {folder / 'server.crt'}\n"
-        f"keyfile {folder / 'server.key'}\n"
-        f"allow_anonymous false\npassword_file {passwords}\npersistence false\n"
-    )
-    if os.geteuid() == 0:
-        # Started as root, mosquitto would become the `mosquitto` user, who cannot read
-        # this test's private temporary folder.
-        config += "user root\n"
-    broker = MosquittoBroker(port=port, config_text=config)
-    try:
-        broker.start()
-        yield _TlsBroker(
-            broker, port, folder / "ca.crt", folder / "other-ca.crt", _secret(folder / "pit", 0o600)
-        )
-    finally:
-        broker.close()
-
-
-def _tls_args(tls: _TlsBroker, site: str, ca: Path) -> list[str]:
-    return [
-        "pit", "--broker", f"mqtts://127.0.0.1:{tls.port}", "--site", site, "--once",
-        "--ca-file", str(ca), "--username", "pit-1", "--password-file", str(tls.password_file),
-    ]  # fmt: skip
-
-
-def test_once_over_tls_with_a_password(
-    tls_broker: _TlsBroker, capsys: pytest.CaptureFixture[str]
-) -> None:
-    site = _site()
-    context = ssl.create_default_context(cafile=str(tls_broker.ca))
-    asyncio.run(
-        _publish(
-            tls_broker.broker,
-            _retained(site),
-            port=tls_broker.port,
-            tls=context,
-            username="pit-1",
-            password="s3cret",
-        )
-    )
-    assert cli.main(_tls_args(tls_broker, site, tls_broker.ca)) == 0
-    out = capsys.readouterr().out
-    assert f"{site}/{TABLE}" in out
-    assert "ONLINE" in out
-
-
-def test_a_broker_certificate_from_another_ca_is_refused(
-    tls_broker: _TlsBroker, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert cli.main(_tls_args(tls_broker, _site(), tls_broker.other_ca)) == 1
-    assert "certificate verify failed" in capsys.readouterr().err
-
-
-def test_a_wrong_password_is_refused(
-    tls_broker: _TlsBroker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    args = _tls_args(tls_broker, _site(), tls_broker.ca)
-    wrong = tmp_path / "wrong"
-    wrong.write_text("nope\n")
-    wrong.chmod(0o600)
-    args[args.index(str(tls_broker.password_file))] = str(wrong)
-    assert cli.main(args) == 1
-    assert "authoriz" in capsys.readouterr().err.lower()
-
-
-# ---------------------------------------------------------------- MQTT 3.1.1 and refusals
-
-
-@contextlib.asynccontextmanager
-async def _amqtt_broker() -> AsyncIterator[int]:
-    """The demo's embedded broker (amqtt), which speaks MQTT 3.1.1 only (docs/feed.md)."""
-    from amqtt.broker import Broker
-
-    port = free_port()
-    broker = Broker(
-        {
-            "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
-            "plugins": {
-                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
-            },
-        }
-    )
-    await broker.start()
-    try:
-        yield port
-    finally:
-        await broker.shutdown()
-
-
-async def test_a_pit_on_the_demo_broker_speaks_3_1_1() -> None:
-    site = _site()
-    async with _amqtt_broker() as port:
-        async with aiomqtt.Client("127.0.0.1", port) as table:  # 3.1.1, like the demo's
-            for name, payload, retain in _retained(site):
-                await table.publish(name, payload, qos=1, retain=retain)
-        url = f"mqtt://127.0.0.1:{port}"
-        console = Console(record=True, width=160, file=_Null())
-        with pytest.raises(PitConnectError, match="Unsupported protocol version"):
-            await watch(url, site, once=True, console=console)
-        model = PitModel(site=site)
-        await watch(url, site, once=True, console=console, protocol="3.1.1", model=model)
-    view = model.table(TABLE)
-    assert view is not None
-    assert view.link is Link.ONLINE
-    assert f"{site}/{TABLE} ONLINE" in console.export_text()
-
-
-@pytest.mark.parametrize(
-    ("granted", "refused"),
-    [
-        ([ReasonCode(PacketTypes.SUBACK, identifier=1)], None),
-        ([ReasonCode(PacketTypes.SUBACK, identifier=0x87)], "Not authorized (0x87)"),
-        ([ReasonCode(PacketTypes.SUBACK, identifier=0x80)], "Unspecified error (0x80)"),
-        ([0, 1], None),
-        ([1, 128], "0x80"),
-    ],
-    ids=["granted", "not-authorized", "unspecified", "v311-granted", "v311-failure"],
-)
-def test_a_refused_subscription_is_named(
-    granted: list[ReasonCode | int], refused: str | None
-) -> None:
-    assert subscription_refusal(granted) == refused
