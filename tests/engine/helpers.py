@@ -21,7 +21,7 @@ from table_controller.engine import (
     TableSetup,
     spot_bit,
 )
-from table_controller.engine.rules import Limits, RulesProfile
+from table_controller.engine.rules import NY, Limits, RulesProfile
 from table_controller.engine.simulate import Session
 from table_controller.feed.bodies import record_body
 
@@ -154,6 +154,16 @@ def war_spot_mask(*positions: int) -> int:
     for p in positions:
         mask |= 1 << bit(p, WAR)
     return mask
+
+
+def _dealing(rules: RulesProfile = NY, **bets: tuple[int | None, ...]) -> Table:
+    """A round latched by NO_MORE_BETS, for the alert tests: wagers in cents as
+    ``p1=(initial, tie, war)``, or 1000 on position 1's initial spot if none are given."""
+    t = Table.of(rules)
+    t.open_shoe()
+    t.bets({int(k[1:]): v for k, v in bets.items()} or {1: (1000, None, None)})
+    t.ok("NO_MORE_BETS")
+    return t
 
 
 def random_session(rules: RulesProfile, seed: int, rounds: int, *, positions: int = 7) -> Table:
