@@ -1,23 +1,22 @@
 """The odds tool: exact house edges from the shoe composition and the profile's data.
 
 Expected numbers come from docs/rules.md ("Exact house edges") and from closed forms
-derived by hand below, never from the code under test.
+derived by hand (tests/odds_figures.py), never from the code under test: the six-deck
+figures, brute force over small shoes, invariants over every shoe size and the
+published figures.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cli import main
 from table_controller.engine.rules import (
     NY,
     PROFILES,
@@ -29,53 +28,22 @@ from table_controller.engine.rules import (
     WarAccounting,
     WarSettlement,
 )
-from table_controller.tools.odds import (
-    deal_outcomes,
-    house_edges,
-    wager_distributions,
-    war_outcomes,
+from table_controller.tools.odds import deal_outcomes, house_edges, war_outcomes
+from table_controller.tools.published import PUBLISHED, PublishedFigure, check_published, note_for
+from tests.odds_figures import (
+    GAME_MD_EDGE_SURRENDER_6_DECKS,
+    GAME_MD_EDGE_TIE_6_DECKS,
+    GAME_MD_EDGE_WAR_6_DECKS,
+    GAME_MD_WAR_NET,
+    p_tie,
+    p_war_tie,
+    war_edge_closed_form,
 )
-from table_controller.tools.published import (
-    PUBLISHED,
-    PublishedFigure,
-    check_published,
-    note_for,
-)
-
-# docs/rules.md, "Exact house edges": 6 decks, one position, always going to war.
-GAME_MD_EDGE_WAR_6_DECKS = {"standard": "2.3301", "uk": "2.8771", "ny": "1.7830"}
-GAME_MD_EDGE_TIE_6_DECKS = "18.6495"
-GAME_MD_EDGE_SURRENDER_6_DECKS = "3.6977"
-# docs/rules.md, rules profiles table: net per unit of initial wager on war win / tie / loss.
-GAME_MD_WAR_NET = {"ny": (1, 3, -2), "uk": (1, 1, -2), "standard": (1, 2, -2)}
 
 
 def pct4(value: Fraction) -> str:
     """A fraction as a percent string with four decimals, written independently."""
     return f"{float(value) * 100:.4f}"
-
-
-# Closed forms, by hand. A shoe of d decks holds N = 52d cards, 4d of each of 13
-# ranks. Original deal: the dealer's card matches the player's with probability
-# (4d − 1)/(52d − 1). Given a tie on rank r, the war deal is from N − 2 cards:
-# 4d − 2 of rank r and 4d of each of the other 12 ranks, so
-# P(war tie) = [(4d−2)(4d−3) + 12·4d·(4d−1)] / [(52d−2)(52d−3)].
-# Player and dealer are symmetric, so a non-tie is a win or a loss with equal chance.
-def p_tie(d: int) -> Fraction:
-    return Fraction(4 * d - 1, 52 * d - 1)
-
-
-def p_war_tie(d: int) -> Fraction:
-    return Fraction(
-        (4 * d - 2) * (4 * d - 3) + 12 * 4 * d * (4 * d - 1), (52 * d - 2) * (52 * d - 3)
-    )
-
-
-def war_edge_closed_form(d: int, win: Fraction, tie: Fraction, lose: Fraction) -> Fraction:
-    """House edge per unit of initial wager, always going to war, initial wager 1:1."""
-    p, q = p_tie(d), p_war_tie(d)
-    half = (1 - q) / 2
-    return -p * (half * win + q * tie + half * lose)
 
 
 def _net(s: WarSettlement) -> Fraction:
@@ -329,251 +297,3 @@ def test_published_figures_are_data() -> None:
     assert "another source" in note
     assert checks[1].matches == ()
     assert all(f.rules is RulesName.UK for f in PUBLISHED)
-
-
-# --- the command ---------------------------------------------------------------
-
-
-def _odds_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    assert main(["odds", *argv, "--json"]) == 0
-    data: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return data
-
-
-@pytest.mark.parametrize("name", ["standard", "uk", "ny"])
-def test_cli_json(capsys: pytest.CaptureFixture[str], name: str) -> None:
-    data = _odds_json(capsys, "--rules", name, "--decks", "6")
-    assert data["rules"] == name
-    assert data["decks"] == 6
-    assert data["edge_war"]["percent"] == float(GAME_MD_EDGE_WAR_6_DECKS[name])
-    assert data["edge_tie"]["percent"] == float(GAME_MD_EDGE_TIE_6_DECKS)
-    assert data["edge_surrender"]["percent"] == float(GAME_MD_EDGE_SURRENDER_6_DECKS)
-    win, tie, lose = (Fraction(v) for v in GAME_MD_WAR_NET[name])
-    assert Fraction(data["edge_war"]["fraction"]) == war_edge_closed_form(6, win, tie, lose)
-    assert Fraction(data["p_tie"]["fraction"]) == Fraction(23, 311)
-    assert Fraction(data["p_war_tie"]["fraction"]) == p_war_tie(6)
-    assert data["p_tie"]["percent"] == 7.3955
-    if name == "ny":
-        assert Fraction(data["edge_war_tie"]["fraction"]) == 1 - 11 * p_war_tie(6)
-    else:
-        assert data["edge_war_tie"] is None
-    assert "extra money" in data["basis"]["edge_war"]
-    if name == "uk":
-        assert len(data["notes"]) == 1
-        assert "2.33" in data["notes"][0]
-        assert "2.8771" in data["notes"][0]
-        published = {p["edge"]: p for p in data["published"]}
-        assert published["edge_war"]["agrees"] is False
-        assert published["edge_war"]["matches"] == ["standard"]
-        assert published["edge_tie"]["agrees"] is True
-    else:
-        assert data["notes"] == []
-
-
-def test_cli_json_default_decks_and_eight_decks(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _odds_json(capsys, "--rules", "ny")["decks"] == 6
-    data = _odds_json(capsys, "--rules", "ny", "--decks", "8")
-    assert Fraction(data["edge_tie"]["fraction"]) == 1 - 11 * p_tie(8)
-    assert data["notes"] == []
-
-
-def test_cli_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["odds", "--rules", "uk", "--decks", "6"]) == 0
-    out = capsys.readouterr().out
-    for figure in ("2.8771", "3.6977", "18.6495", "7.3955", "23/311", "not offered"):
-        assert figure in out
-    assert "extra money" in out
-    assert "note:" in out
-
-
-@pytest.mark.parametrize(
-    ("name", "decks", "allowed"),
-    [("ny", "5", "6..8"), ("ny", "9", "6..8"), ("uk", "0", "1..8"), ("standard", "9", "1..8")],
-)
-def test_cli_refuses_decks_outside_the_profile(
-    capsys: pytest.CaptureFixture[str], name: str, decks: str, allowed: str
-) -> None:
-    """§5324.22(c): six, seven or eight decks under ny; 1..8 elsewhere."""
-    assert main(["odds", "--rules", name, "--decks", decks]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert f"{decks} decks not allowed by rules '{name}'" in captured.err
-    assert allowed in captured.err
-
-
-def test_cli_refuses_unknown_rules(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["odds", "--rules", "vegas"])
-    assert exc.value.code == 2
-    assert "vegas" in capsys.readouterr().err
-
-
-# --- simulation through the engine ---------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "policy", "exact_percent", "seed"),
-    [
-        pytest.param("ny", "war", GAME_MD_EDGE_WAR_6_DECKS["ny"], 20241, id="ny-war-seed=20241"),
-        pytest.param(
-            "standard", "war", GAME_MD_EDGE_WAR_6_DECKS["standard"], 7, id="standard-war-seed=7"
-        ),
-        pytest.param(
-            "uk", "surrender", GAME_MD_EDGE_SURRENDER_6_DECKS, 99, id="uk-surrender-seed=99"
-        ),
-    ],
-)
-def test_cli_simulation_within_four_standard_errors(
-    capsys: pytest.CaptureFixture[str], name: str, policy: str, exact_percent: str, seed: int
-) -> None:
-    """Rounds played through the engine land within 4 standard errors of docs/rules.md's figures."""
-    rounds = 4000
-    data = _odds_json(
-        capsys,
-        "--rules", name, "--decks", "6",
-        "--simulate", str(rounds), "--seed", str(seed), "--policy", policy,
-    )  # fmt: skip
-    sim = data["simulation"]
-    assert sim["rounds"] == rounds
-    assert sim["seed"] == seed
-    assert sim["policy"] == policy
-    assert sim["units_wagered"] == rounds
-    checks = [(sim[f"edge_{policy}"], float(exact_percent)), (sim["edge_tie"], 18.6495)]
-    for figure, exact in checks:
-        assert figure["exact_percent"] == exact
-        stderr = figure["stderr_percent"]
-        assert 0 < stderr < 5  # a few thousand rounds measure to about a percent
-        assert abs(figure["measured_percent"] - exact) <= 4 * stderr
-    # The players' net and the edge agree with each other.
-    measured = sim[f"edge_{policy}"]["measured_percent"]
-    assert measured == pytest.approx(-100 * sim["net_units"] / rounds, abs=1e-4)
-
-
-def test_cli_simulation_table_and_no_simulation_key(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["odds", "--rules", "ny", "--simulate", "300", "--seed", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "simulated 300 rounds through the engine (seed 3" in out
-    assert "measured %" in out
-    assert _odds_json(capsys, "--rules", "ny")["simulation"] is None
-
-
-def test_cli_refuses_no_rounds(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["odds", "--rules", "ny", "--simulate", "0"]) == 2
-    assert "--simulate needs at least 1 round" in capsys.readouterr().err
-
-
-# --- variance and standard deviation per unit ------------------------------------
-
-# docs/rules.md, "net per unit on war win / war tie / war loss", written out independently.
-GAME_MD_WAR_NETS = {"ny": (1, 3, -2), "uk": (1, 1, -2), "standard": (1, 2, -2)}
-
-
-def _enumerated(name: str, counts: tuple[int, ...]) -> dict[str, list[Fraction]]:
-    """The player's net of each wager over every ordering of a small shoe, equally likely.
-
-    Every card is dealt as at the table, the three war burns included (§(i)(5)(i)):
-    nothing here relies on the shoe being exchangeable.
-    """
-    rules = PROFILES[RulesName(name)]
-    war_win, war_tie, war_lose = GAME_MD_WAR_NETS[name]
-    shoe = [rank for rank, count in enumerate(counts) for _ in range(count)]
-    nets: dict[str, list[Fraction]] = {"war": [], "surrender": [], "tie": [], "war_tie": []}
-    for order in set(itertools.permutations(shoe)):
-        player, dealer = order[0], order[1]
-        tied = player == dealer
-        nets["tie"].append(Fraction(10) if tied else Fraction(-1))
-        if not tied:
-            net = Fraction(rules.initial_odds) if player > dealer else Fraction(-1)
-            nets["war"].append(net)
-            nets["surrender"].append(net)
-            continue
-        nets["surrender"].append(Fraction(-1, 2))
-        war_player, war_dealer = order[5], order[6]  # after three burns
-        if war_player > war_dealer:
-            nets["war"].append(Fraction(war_win))
-        elif war_player == war_dealer:
-            nets["war"].append(Fraction(war_tie))
-        else:
-            nets["war"].append(Fraction(war_lose))
-        nets["war_tie"].append(Fraction(10) if war_player == war_dealer else Fraction(-1))
-    return nets
-
-
-def _mean_and_variance(xs: list[Fraction]) -> tuple[Fraction, Fraction]:
-    mean = sum(xs, Fraction(0)) / len(xs)
-    return mean, sum(((x - mean) ** 2 for x in xs), Fraction(0)) / len(xs)
-
-
-@pytest.mark.parametrize("counts", [(3, 3, 2), (2, 3, 3), (4, 2, 2)], ids=str)
-@pytest.mark.parametrize("name", ["ny", "uk", "standard"])
-def test_variance_equals_an_exhaustive_enumeration_of_a_small_shoe(
-    name: str, counts: tuple[int, ...]
-) -> None:
-    wagers = wager_distributions(PROFILES[RulesName(name)], counts)
-    enumerated = _enumerated(name, counts)
-    for edge, key in (("edge_war", "war"), ("edge_surrender", "surrender"), ("edge_tie", "tie")):
-        wager = wagers[edge]  # type: ignore[index]
-        assert wager is not None
-        assert (wager.mean, wager.variance) == _mean_and_variance(enumerated[key]), edge
-    war_tie = wagers["edge_war_tie"]
-    if name == "ny":
-        assert war_tie is not None
-        assert (war_tie.mean, war_tie.variance) == _mean_and_variance(enumerated["war_tie"])
-    else:
-        assert war_tie is None
-
-
-def test_a_two_outcome_wager_has_the_closed_form_variance() -> None:
-    # The tie wager wins 10 or loses 1: variance p(1 - p)(10 + 1)^2.
-    p = Fraction(23, 311)
-    edges = house_edges(NY, 6)
-    assert edges.variance("edge_tie") == p * (1 - p) * 121
-    assert edges.offered("edge_tie").sd == pytest.approx(2.878674, abs=1e-6)
-
-
-@pytest.mark.parametrize(
-    ("name", "policy", "seed"),
-    [
-        pytest.param("ny", "war", 11, id="ny-war-seed=11"),
-        pytest.param("uk", "surrender", 12, id="uk-surrender-seed=12"),
-        pytest.param("standard", "war", 13, id="standard-war-seed=13"),
-    ],
-)
-def test_a_seeded_simulation_measures_the_exact_standard_deviation(
-    capsys: pytest.CaptureFixture[str], name: str, policy: str, seed: int
-) -> None:
-    """20,000 rounds through the engine measure each sd within 5 % (about 4 of its own
-    standard errors for the tie wager, 10 for the main wager)."""
-    data = _odds_json(
-        capsys,
-        "--rules", name, "--decks", "6",
-        "--simulate", "20000", "--seed", str(seed), "--policy", policy,
-    )  # fmt: skip
-    for key in (f"edge_{policy}", "edge_tie"):
-        figure = data["simulation"][key]
-        assert figure["exact_sd"] == data[key]["sd"]
-        assert figure["measured_sd"] == pytest.approx(figure["exact_sd"], rel=0.05), key
-
-
-@pytest.mark.parametrize("name", ["ny", "uk", "standard"])
-def test_json_lists_the_variance_and_sd_of_every_wager(
-    capsys: pytest.CaptureFixture[str], name: str
-) -> None:
-    data = _odds_json(capsys, "--rules", name, "--decks", "6")
-    edges = house_edges(PROFILES[RulesName(name)], 6)
-    for key in ("edge_war", "edge_surrender", "edge_tie", "edge_war_tie"):
-        wager = edges.wagers[key]
-        if wager is None:
-            assert data[key] is None
-            continue
-        assert Fraction(data[key]["variance"]["fraction"]) == wager.variance
-        assert data[key]["sd"] == round(wager.sd, 6)
-        assert data[key]["sd"] ** 2 == pytest.approx(data[key]["variance"]["value"], rel=1e-5)
-
-
-def test_the_text_lists_the_sd_of_every_wager(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["odds", "--rules", "ny", "--decks", "6"]) == 0
-    out = capsys.readouterr().out
-    assert "sd/unit" in out
-    for sd in ("1.070595", "0.971168", "2.878674", "2.879020"):
-        assert sd in out
