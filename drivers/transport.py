@@ -13,7 +13,9 @@ loop) and closes it. The plain POSIX serial port (a device path, a pty, as
 ``spy://`` and ``hwgrep://`` open it too) and ``socket://`` are then read by the
 event loop itself (``add_reader``, a read that takes what has arrived): a byte
 that arrives wakes the loop, not a thread that would hand it over, and the thread
-only waits to close the port. Any other port is read by its thread, which hands
+only waits to close the port. Such a port can hand each chunk straight to a
+callback (``deliver_to``) in the loop's callback that read it, with no task
+switch to a reader; the line links do so. Any other port is read by its thread, which hands
 each chunk to the loop with ``call_soon_threadsafe``; where ``close()`` can end
 that wait (``cancel_read``: ``loop://``, ``alt://``'s classes) the read has no
 timeout, so an idle port costs no CPU, and other handlers read with a short
@@ -144,6 +146,9 @@ class SerialTransport(AsyncResource):
         self._wakeup: asyncio.Event | None = None
         self._closed: asyncio.Future[None] | None = None
         self._failure: TransportError | None = None
+        # Set by deliver_to: each chunk read in the loop goes to it, not to read().
+        self._on_data: Callable[[bytes], None] | None = None
+        self._on_lost: Callable[[TransportError], None] | None = None
 
     async def open(self) -> None:
         """Open the port on its thread; TransportError if it cannot be opened now.
@@ -194,6 +199,37 @@ class SerialTransport(AsyncResource):
         else:
             self._credit.release()
         return item
+
+    def deliver_to(
+        self, on_data: Callable[[bytes], None], on_lost: Callable[[TransportError], None]
+    ) -> bool:
+        """From now on, hand each chunk to ``on_data`` in the event loop's callback that
+        read it (no task switch to a reader), and the link's loss to ``on_lost``, once.
+
+        Only for a port the event loop reads (one with a descriptor); False for the
+        others, which are read with :meth:`read`. What was read before comes first.
+        Neither callback may raise: the loop's callback has nobody to raise it to.
+        """
+        if not self._in_loop or self._on_data is not None:
+            return False
+        self._on_data, self._on_lost = on_data, on_lost
+        while self._chunks:
+            item = self._chunks.popleft()
+            if isinstance(item, BaseException):
+                self._lost(item)
+                return True
+            on_data(item)
+        if self._failure is not None:
+            on_lost(self._failure)
+        else:
+            self._resume_reading()
+        return True
+
+    def _lost(self, exc: BaseException) -> None:
+        self._failure = TransportError(f"{self.url}: {exc}")
+        self._failure.__cause__ = exc
+        if self._on_lost is not None:
+            self._on_lost(self._failure)
 
     def write(self, data: bytes) -> None:
         """Write ``data`` now; TransportError if the link is down or the write fails."""
@@ -324,12 +360,19 @@ class SerialTransport(AsyncResource):
             data: bytes = port.read(READ_CHUNK_BYTES)
         except Exception as exc:  # read() turns it into TransportError
             self._pause_reading()
-            if not self._stop.is_set():
+            if self._stop.is_set():
+                return
+            if self._on_lost is not None:
+                self._lost(exc)
+            else:
                 self._deliver(exc)
             return
         if data:
             if self._log.isEnabledFor(TRACE):
                 self._log.log(TRACE, "%s rx %r", self.url, data)
+            if self._on_data is not None:
+                self._on_data(data)
+                return
             self._deliver(data)
             if len(self._chunks) >= MAX_INFLIGHT_CHUNKS:
                 self._pause_reading()  # until read() takes one

@@ -188,6 +188,15 @@ class LineLink(Generic[F, C, E]):
         self._transport = transport
         self._session_online = False
         lost = self._apply(protocol.connection_made(loop.time()), transport)
+        if lost is None:
+            ended: asyncio.Future[str] = loop.create_future()
+
+            def on_lost(exc: TransportError) -> None:
+                if not ended.done():
+                    ended.set_exception(exc)
+
+            if transport.deliver_to(self._receiver(transport, ended), on_lost):
+                return await self._session_in_loop(transport, ended)
         while lost is None:
             deadline = protocol.deadline()
             if deadline is not None and loop.time() >= deadline:
@@ -203,6 +212,45 @@ class LineLink(Generic[F, C, E]):
                 if lost is not None:
                     break
         return lost
+
+    def _receiver(
+        self, transport: SerialTransport, ended: asyncio.Future[str]
+    ) -> Callable[[bytes], None]:
+        """What the event loop hands each chunk to, as it reads it: frames to the
+        protocol, events to the sink, at once. The session's end (or what went
+        wrong, the sink's error too) goes to ``ended``."""
+        loop = asyncio.get_running_loop()
+        protocol = self._protocol
+
+        def received(data: bytes) -> None:
+            if ended.done():
+                return  # the session is over; the port is being closed
+            try:
+                for frame in self._decoder.feed(data):
+                    lost = self._apply(protocol.frame_received(frame, loop.time()), transport)
+                    if lost is not None:
+                        ended.set_result(lost)
+                        return
+            except BaseException as exc:
+                ended.set_exception(exc)
+
+        return received
+
+    async def _session_in_loop(self, transport: SerialTransport, ended: asyncio.Future[str]) -> str:
+        """A session whose chunks the event loop hands over as it reads them: this task
+        only keeps the protocol's time, and waits for the end."""
+        loop = asyncio.get_running_loop()
+        protocol = self._protocol
+        while not ended.done():
+            deadline = protocol.deadline()
+            if deadline is not None and loop.time() >= deadline:
+                lost = self._apply(protocol.timer(loop.time()), transport)
+                if lost is not None:
+                    return lost
+                continue
+            timeout = None if deadline is None else deadline - loop.time()
+            await asyncio.wait((ended,), timeout=timeout)
+        return ended.result()
 
     def _apply(self, step: Step[C, E], transport: SerialTransport) -> str | None:
         if step.online is not None:
