@@ -4,7 +4,7 @@ The link owns the I/O that the protocols leave out: it opens a
 :class:`~drivers.transport.SerialTransport`, feeds the decoder, hands frames
 and the passing of time to the protocol, writes what the protocol asks, and
 queues events for the client's consumer, or hands each one straight to the
-consumer's sink (:meth:`LineClient.feed`), in the link's own task. When a
+consumer's sink (:meth:`LineClient.feed`) as its bytes are read. When a
 session ends (the link fails, or the protocol finds the device silent) it
 reports the device offline once, waits a capped, jittered backoff and opens the
 link again, forever, until closed (a supervisor owns reconnect, as pymodbus's
@@ -324,9 +324,11 @@ class LineClient(AsyncResource, Generic[F, C, E]):
     async def feed(self, sink: Callable[[E], None]) -> None:
         """Hand every event to ``sink`` as the link decodes it, until the client closes.
 
-        Instead of iterating: the call is made in the link's own task, with no
-        queue and no task switch between a frame read and its consumer. Events
-        queued before come first. ``sink`` must not block; what it raises stops
+        Instead of iterating: no queue and no task switch between the bytes read
+        and the consumer. The sink is called in the event loop's callback that
+        read them (a port with a descriptor: a device, a pty, ``socket://``), or
+        in the link's task (a port read on a thread). Events queued before come
+        first. ``sink`` must not block; what it raises stops
         the link and is raised here, as is the error of a link that cannot go on.
         """
         link = self._link

@@ -136,7 +136,7 @@ async def shoe_task(runner: TableRunner, url: str) -> None:
 
 
 async def _read_shoe(runner: TableRunner, shoe: ShoeClient) -> None:
-    # In the link's own task: a card goes from its frame to the journal and the
+    # As its bytes are read: a card goes from its frame to the journal and the
     # broker with no task switch.
     await shoe.feed(lambda event: _feed(runner, shoe_input, event))
 
