@@ -1,5 +1,6 @@
 """A relay between a table and its broker for the publisher's tests: cut, it looks to
-the broker like a client that died; gated, like a broker out of reach."""
+the broker like a client that died; gated, like a broker out of reach; with its
+replies held, like a broker that has gone quiet (no PUBACK comes)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ class TcpRelay:
 
     Cutting aborts both sockets (a reset, no MQTT DISCONNECT): to the broker the
     client died. With the gate closed, new connections are accepted and dropped
-    at once, so the client cannot reach the broker.
+    at once, so the client cannot reach the broker. With ``replies`` cleared,
+    what the broker sends is held back (until set again, or the relay is cut).
     """
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
         self.port = 0
         self.open = True
+        self.replies = asyncio.Event()
+        self.replies.set()
         self._server: asyncio.Server | None = None
         self._transports: set[asyncio.WriteTransport] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -51,7 +55,9 @@ class TcpRelay:
             pair = (writer.transport, up_writer.transport)
             self._transports.update(pair)
             try:
-                await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+                await asyncio.gather(
+                    self._pipe(reader, up_writer), self._pipe(up_reader, writer, self.replies)
+                )
             finally:
                 for transport in pair:
                     transport.abort()
@@ -60,9 +66,15 @@ class TcpRelay:
             self._tasks.discard(task)
 
     @staticmethod
-    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        flowing: asyncio.Event | None = None,
+    ) -> None:
         try:
             while data := await reader.read(65536):
+                if flowing is not None:
+                    await flowing.wait()
                 writer.write(data)
                 await writer.drain()
         except OSError:

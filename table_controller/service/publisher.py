@@ -177,6 +177,7 @@ class Publisher(Drain):
         self._woken = False
         # Published by publish_now, their PUBACKs not yet settled by the drain.
         self._express: list[tuple[OutboxMessage, asyncio.Future[int]]] = []
+        self._held_back = False
         self._idle = asyncio.Event()
         self._closing = False
         self._up_since: float | None = None

@@ -1,5 +1,9 @@
 """Draining the outbox over one connection: the in-flight window, PUBACKs and refusals.
 
+* What an input has just committed goes on the wire in the input's own turn
+  of the event loop (``publish_now``) when the drain waits caught up; the
+  drain then settles those PUBACKs first. Otherwise the drain is woken and
+  sends from the outbox, in its order.
 * Up to ``MAX_IN_FLIGHT`` messages (or the broker's Receive Maximum) are in
   flight at once; PUBACKs come back in order, and each batch is marked sent
   in one journal transaction.
@@ -94,6 +98,7 @@ class Drain(ReconnectPolicy):
     _idle: asyncio.Event
     _wake_fut: asyncio.Future[None] | None
     _express: list[tuple[OutboxMessage, asyncio.Future[int]]]
+    _held_back: bool
     _careful: int
     _lost_sending: bool
     _suspect: str | None
@@ -131,12 +136,13 @@ class Drain(ReconnectPolicy):
     def publish_now(self, messages: Sequence[OutboxMessage]) -> None:
         """Messages the journal has just committed: onto the wire at once.
 
-        When the drain waits, caught up (nothing due in the outbox, nothing in
-        flight, no wake-up pending), these are the next messages in order: they
-        are published here, in the caller's turn of the event loop, and the
-        drain then settles their PUBACKs and marks them sent. Otherwise (or from
-        the first one paho cannot take) the drain is woken and takes them from
-        the journal in turn.
+        When the drain waits, caught up (it found nothing to send, nothing is
+        in flight, no wake-up is pending, and no refused message is held back
+        for a retry that might fall due first), these are the next messages in
+        order: they are published here, in the caller's turn of the event loop,
+        and the drain then settles their PUBACKs and marks them sent. Otherwise
+        (or from the first one paho cannot take) the drain is woken and takes
+        them from the journal in turn.
         """
         client = self._client
         waiting = self._wake_fut
@@ -145,7 +151,7 @@ class Drain(ReconnectPolicy):
             and self.connected
             and waiting is not None
             and not waiting.done()
-            and not (self._closing or self._careful or self._express)
+            and not (self._closing or self._careful or self._express or self._held_back)
             and len(messages) <= min(MAX_IN_FLIGHT, client.receive_maximum or MAX_IN_FLIGHT)
         ):
             for msg in messages:
@@ -161,17 +167,19 @@ class Drain(ReconnectPolicy):
         loop = asyncio.get_running_loop()
         window = min(MAX_IN_FLIGHT, client.receive_maximum or MAX_IN_FLIGHT)
         while True:
-            if client.disconnect_reason is not None:
-                # Gone already: aiomqtt forgets a disconnect that came with the CONNACK.
-                raise ConnectionLost("connection lost")
-            self._check_stable()
             if self._express:
                 # Published by publish_now: their PUBACKs first, before the outbox
-                # is read again (it still holds them until they are marked sent).
+                # is read again (it still holds them until they are marked sent),
+                # and before a loss is taken: a loss with messages in flight is
+                # handled as such (_lost_in_flight).
                 express, self._express = self._express, []
                 self._from_memory = set()
                 await self._send(client, [], window, published=express)
                 continue
+            if client.disconnect_reason is not None:
+                # Gone already: aiomqtt forgets a disconnect that came with the CONNACK.
+                raise ConnectionLost("connection lost")
+            self._check_stable()
             if not self._closing:
                 self._woken = False
                 unjournaled = list(self._unjournaled.values())
@@ -198,7 +206,7 @@ class Drain(ReconnectPolicy):
                     continue
                 self._idle.set()
             await self._sleep(loop, lost)
-            if lost.done():
+            if lost.done() and not self._express:
                 raise ConnectionLost("connection lost")
 
     def _take_back(self, unjournaled: list[OutboxMessage], views: list[OutboxMessage]) -> None:
@@ -211,9 +219,14 @@ class Drain(ReconnectPolicy):
         """Until woken, the connection lost, or the next retry due.
 
         The wake future is awaited itself (not through ``asyncio.wait``, which
-        takes one more turn of the loop): woken by a new input, the drain runs
-        next, before the views built after it.
+        takes one more turn of the loop): woken by a new input that publish_now
+        could not send itself, the drain runs next, before the views built after
+        it.
         """
+        retry_in = None if self._closing else self._retry_timeout()
+        # A refused message waits for its retry: the drain alone decides what goes
+        # next (the retry's time is the wall clock's, which can step).
+        self._held_back = retry_in is not None
         self._wake_fut = wake = loop.create_future()
 
         def on_lost(_: asyncio.Future[None]) -> None:
@@ -222,7 +235,7 @@ class Drain(ReconnectPolicy):
 
         lost.add_done_callback(on_lost)
         try:
-            async with asyncio.timeout(None if self._closing else self._retry_timeout()):
+            async with asyncio.timeout(retry_in):
                 await wake
         except TimeoutError:
             pass

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -21,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import paho.mqtt.client as paho
+import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from table_controller.rigs.broker import MosquittoBroker
@@ -29,6 +29,7 @@ from table_controller.service.config import parse_config
 from table_controller.service.envelope import Envelope
 from table_controller.service.journal import Journal, OutboxMessage
 from tests.service.journal_tables import session
+from tests.tcp_relay import relay_to
 
 WAIT_S = 10.0
 
@@ -64,6 +65,11 @@ class ThreadSubscriber:
         with self._lock:
             return self._lock.wait_for(lambda: set(ids) <= set(self.ids), timeout_s)
 
+    def wait_for_more(self, seen: int, timeout_s: float = WAIT_S) -> bool:
+        """Block this thread until more than ``seen`` messages have arrived."""
+        with self._lock:
+            return self._lock.wait_for(lambda: len(self.ids) > seen, timeout_s)
+
     def close(self) -> None:
         self._client.disconnect()
         self._client.loop_stop()
@@ -80,15 +86,30 @@ def thread_subscriber(port: int, topic: str) -> Iterator[ThreadSubscriber]:
         sub.close()
 
 
+@pytest.fixture
+def acl_mosquitto(tmp_path: Path) -> Iterator[MosquittoBroker]:
+    """A broker that refuses every table's alerts (PUBACK 0x87) and takes the rest."""
+    acl = tmp_path / "acl"
+    leaves = ("events", "status", "state", "stats", "rounds")
+    acl.write_text(
+        "".join(f"topic readwrite casino/+/table/+/{leaf}\n" for leaf in leaves) + "topic read #\n",
+        encoding="utf-8",
+    )
+    # Mosquitto started as root reads the ACL after dropping to its own user, which
+    # cannot enter pytest's private tmp folders: stay root (no effect otherwise).
+    with MosquittoBroker(extra_config=f"user root\nacl_file {acl}\n") as broker:
+        yield broker
+
+
 @contextlib.asynccontextmanager
-async def wired_table(tmp_path: Path, broker: MosquittoBroker) -> AsyncIterator[Table]:
+async def wired_table(tmp_path: Path, broker_url: str) -> AsyncIterator[Table]:
     """The runner, publisher and inbox as ``run`` wires them, connected and caught up."""
     cfg = parse_config(
         {
             "table": {"id": f"war-{uuid.uuid4().hex[:8]}", "site": "main-floor", "rules": "ny"},
             "devices": {"shoe": "socket://127.0.0.1:9", "console": "socket://127.0.0.1:9"},
             "storage": {"path": str(tmp_path / "journal.sqlite3")},
-            "mqtt": {"url": broker.url},
+            "mqtt": {"url": broker_url},
         }
     )
     journal = Journal(cfg.storage.path)
@@ -129,7 +150,7 @@ def _capture(table: Table) -> list[OutboxMessage]:
 async def test_every_message_of_a_round_is_on_the_wire_before_the_loop_turns(
     tmp_path: Path, mosquitto: MosquittoBroker
 ) -> None:
-    async with wired_table(tmp_path, mosquitto) as table:
+    async with wired_table(tmp_path, mosquitto.url) as table:
         prefix = table.runner.messages.envelope.prefix
         with thread_subscriber(mosquitto.port, f"{prefix}/#") as sub:
             captured = _capture(table)
@@ -151,7 +172,7 @@ async def test_with_work_of_its_own_the_drain_keeps_the_outbox_order(
     tmp_path: Path, mosquitto: MosquittoBroker
 ) -> None:
     """A drain already woken has messages before these: they wait their turn."""
-    async with wired_table(tmp_path, mosquitto) as table:
+    async with wired_table(tmp_path, mosquitto.url) as table:
         prefix = table.runner.messages.envelope.prefix
         journal = table.runner.journal
         env = table.runner.messages.envelope
@@ -169,27 +190,70 @@ async def test_with_work_of_its_own_the_drain_keeps_the_outbox_order(
             assert journal.outbox_depth() == 0
 
 
-async def test_a_message_on_the_wire_when_the_connection_breaks_goes_again(
+async def test_a_message_whose_puback_never_comes_goes_again_on_the_next_connection(
     tmp_path: Path, mosquitto: MosquittoBroker
 ) -> None:
-    async with wired_table(tmp_path, mosquitto) as table:
+    """Published by publish_now, its PUBACK held back, then the connection cut: the
+    loss is one with a message in flight, and the message goes again (same id)."""
+    async with relay_to(mosquitto.port) as relay, wired_table(tmp_path, relay.url) as table:
         prefix = table.runner.messages.envelope.prefix
         journal = table.runner.journal
-        client = table.publisher._client
-        assert client is not None
-        sock = client._client.socket()
-        assert isinstance(sock, socket.socket)
         with thread_subscriber(mosquitto.port, f"{prefix}/events") as sub:
+            relay.replies.clear()
             msg = _event(table.runner.messages.envelope, 1)
             journal.enqueue([msg])
-            # In one step of the loop: the connection breaks, then the message is
-            # published into it; its PUBACK never comes.
-            sock.shutdown(socket.SHUT_RDWR)
             table.publisher.publish_now([msg])
-            assert await asyncio.to_thread(sub.wait_for, [msg.id])
+            assert [m.id for m, _ in table.publisher._express] == [msg.id]
+            assert await asyncio.to_thread(sub.wait_for, [msg.id])  # it went out
+            relay.cut()
+            relay.replies.set()
+            async with asyncio.timeout(WAIT_S):
+                while sub.ids.count(msg.id) < 2:
+                    await asyncio.to_thread(sub.wait_for_more, len(sub.ids))
             await asyncio.wait_for(table.publisher.drained(), WAIT_S)
             assert table.publisher.connects == 2
             assert journal.outbox_depth() == 0
+
+
+async def test_a_refused_message_held_back_keeps_publish_now_out_of_the_way(
+    tmp_path: Path, acl_mosquitto: MosquittoBroker
+) -> None:
+    """While a refused message waits for its retry, the drain alone says what goes next:
+    its retry time is the wall clock's, which can step past it while the drain sleeps."""
+    async with wired_table(tmp_path, acl_mosquitto.url) as table:
+        journal = table.runner.journal
+        env = table.runner.messages.envelope
+        refused = env.alert(
+            {
+                "alert": "a-1",
+                "code": "LATE_WAGER",
+                "severity": "warning",
+                "message": "chips added on a non-playing position after the latch",
+                "round_id": 1,
+                "position": 3,
+                "spot": "initial",
+                "resolved_by": None,
+            },
+            ts=datetime.now(UTC),
+        )
+        journal.enqueue([refused])
+        table.publisher.wake()
+        async with asyncio.timeout(WAIT_S):
+            while not journal.refusals():
+                await table.publisher.drained()
+        await asyncio.wait_for(table.publisher.drained(), WAIT_S)
+        # The wall clock steps past the retry while the drain sleeps until it.
+        journal._db.execute("UPDATE outbox SET retry_at = 0 WHERE id = ?", (refused.id,))
+        later = _event(env, 1)
+        journal.enqueue([later])
+        table.publisher.publish_now([later])
+        assert table.publisher._express == []
+        await asyncio.wait_for(table.publisher.drained(), WAIT_S)
+        # Offered again, in its turn before the later message (the table's own alert
+        # about the refusal, on the same refused topic, waits too).
+        counts = {r.message.id: r.count for r in journal.refusals()}
+        assert counts[refused.id] == 2
+        assert journal.outbox_depth() == len(counts)
 
 
 def _event(env: Envelope, seq: int) -> OutboxMessage:
