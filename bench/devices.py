@@ -18,7 +18,7 @@ from pathlib import Path
 
 from drivers.lineframe.cards import DECK
 from drivers.lineframe.codec import LineDecoder
-from drivers.shoe import CardDrawn, CoverDrawn, ShoeClient, ShoeOnline
+from drivers.shoe import CardDrawn, CoverDrawn, ShoeClient, ShoeEvent, ShoeOnline
 from drivers.shoe.frames import CardFrame, ShoeCondition, ShoeReport, StatusFrame, parse_report
 from simulators.shoe import ShoeSimulator
 
@@ -60,27 +60,42 @@ def bench_codec(frames: int) -> dict[str, float]:
     }
 
 
+STEP_TIMEOUT_S = 60.0
+"""Bound on waiting for the shoe to come online, or for a whole shoe's reads."""
+
+
 async def bench_shoe(shoes: int, decks: int) -> dict[str, float]:
     """Whole shoes drawn at once into a pty; time until the driver has handed on every read."""
     async with ShoeSimulator(decks=decks, seed=1) as sim:
         url = await sim.serve_pty()
         async with ShoeClient(url) as client:
-            async for event in client:
+            # As the service reads it: each event to a sink as its bytes are read.
+            online, reached = asyncio.Event(), asyncio.Event()
+            target = 0
+
+            def sink(event: ShoeEvent) -> None:
                 if isinstance(event, ShoeOnline):
-                    break
+                    online.set()
+                elif isinstance(event, CardDrawn | CoverDrawn) and event.n == target:
+                    reached.set()
+
+            feeding = asyncio.create_task(client.feed(sink))
+            async with asyncio.timeout(STEP_TIMEOUT_S):
+                await online.wait()
             total = 0
             elapsed = 0.0
             for _ in range(shoes):
                 sim.load()
                 target = sim.last_n + sim.remaining
+                reached.clear()
                 start = time.perf_counter()
                 while sim.remaining:
                     sim.draw()
-                async for event in client:
-                    if isinstance(event, CardDrawn | CoverDrawn) and event.n == target:
-                        break
+                async with asyncio.timeout(STEP_TIMEOUT_S):
+                    await reached.wait()
                 elapsed += time.perf_counter() - start
                 total += decks * len(DECK) + 1
+        await feeding
     return {
         "shoe_reads": total,
         "shoe_reads_per_s_over_pty": round(total / elapsed),

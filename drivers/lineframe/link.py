@@ -42,6 +42,14 @@ class _End:
     """The client was closed: iteration stops."""
 
 
+class _SinkFailed(Exception):
+    """The consumer's sink raised: the consumer's error, not the link's."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @dataclass(frozen=True, slots=True)
 class _Failure:
     """The link stopped on an error no reconnect mends (a URL pyserial cannot open)."""
@@ -124,9 +132,12 @@ class LineLink(Generic[F, C, E]):
         self._events.put_nowait(_End())
 
     async def next_event(self) -> E:
-        item = await self._events.get()
+        events = self._events
+        item = await events.get()
         if isinstance(item, _End):
-            self._events.put_nowait(item)  # every later call ends too
+            # Every later call ends too: on this queue, not on the one a reopened
+            # link has made since.
+            events.put_nowait(item)
             raise StopAsyncIteration
         if isinstance(item, _Failure):
             raise item.error
@@ -175,6 +186,12 @@ class LineLink(Generic[F, C, E]):
                 await asyncio.sleep(delay)
         except asyncio.CancelledError:
             raise
+        except _SinkFailed as failed:
+            # The consumer's own error: the consumer reports it (``feed`` raises it).
+            self._log.debug("%s link to %s stopped by its consumer", self.name, self.url)
+            self._events.put_nowait(_Failure(failed.error))
+            self._events.put_nowait(_End())
+            raise failed.error from None
         except Exception as exc:
             self._log.error("%s link to %s stopped: %s", self.name, self.url, exc)
             self._events.put_nowait(_Failure(exc))
@@ -284,8 +301,11 @@ class LineLink(Generic[F, C, E]):
         sink = self.sink
         if sink is None:
             self._events.put_nowait(event)
-        else:
+            return
+        try:
             sink(event)
+        except Exception as exc:
+            raise _SinkFailed(exc) from exc
 
 
 class LineClient(AsyncResource, Generic[F, C, E]):
@@ -328,8 +348,8 @@ class LineClient(AsyncResource, Generic[F, C, E]):
         and the consumer. The sink is called in the event loop's callback that
         read them (a port with a descriptor: a device, a pty, ``socket://``), or
         in the link's task (a port read on a thread). Events queued before come
-        first. ``sink`` must not block; what it raises stops
-        the link and is raised here, as is the error of a link that cannot go on.
+        first. ``sink`` must not block. What it raises closes the client and is
+        raised here, as is the error of a link that cannot go on.
         """
         link = self._link
         link.sink = sink
@@ -339,8 +359,12 @@ class LineClient(AsyncResource, Generic[F, C, E]):
                 sink(await link.next_event())
         except StopAsyncIteration:
             return
+        except Exception:
+            await self.close()
+            raise
         finally:
-            link.sink = None
+            if link.sink is sink:  # not a newer feed's, after a reopen
+                link.sink = None
 
     def __aiter__(self) -> Self:
         return self

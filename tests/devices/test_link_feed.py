@@ -10,6 +10,7 @@ ends (the client closed, the sink failing, a URL no handler understands).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -77,9 +78,10 @@ async def test_events_reach_the_sink_in_order_with_no_hand_over(
         await feeding  # closing the client ends feed
 
 
-async def test_what_the_sink_raises_stops_the_link_and_is_raised_by_feed(
-    served: tuple[ShoeSimulator, str],
+async def test_what_the_sink_raises_closes_the_client_and_is_raised_by_feed(
+    served: tuple[ShoeSimulator, str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The consumer's error is the consumer's: raised by feed, not logged as the link's."""
     sim, url = served
 
     def sink(event: ShoeEvent) -> None:
@@ -92,6 +94,35 @@ async def test_what_the_sink_raises_stops_the_link_and_is_raised_by_feed(
         with pytest.raises(RuntimeError, match="cannot take read 1"):
             async with asyncio.timeout(STEP_BOUND_S):
                 await feeding
+        assert not shoe._link.running
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_client_reopened_feeds_its_new_consumer(
+    served: tuple[ShoeSimulator, str],
+) -> None:
+    """The first consumer, ending after the close, takes neither the reopened link's
+    queue nor its sink."""
+    sim, url = served
+    first, second = Sink(), Sink()
+    shoe = ShoeClient(url)
+    await shoe.open()
+    try:
+        feeding_first = asyncio.create_task(shoe.feed(first))
+        await first.until(lambda seen: any(isinstance(e, ShoeOnline) for e in seen))
+        await shoe.close()
+        await shoe.open()
+        feeding_second = asyncio.create_task(shoe.feed(second))
+        async with asyncio.timeout(STEP_BOUND_S):
+            await feeding_first
+        drawn = [sim.draw() for _ in range(2)]
+        await second.until(lambda seen: len(_reads(seen)) == 2)
+        assert [e.n for e in _reads(second.events)] == [r.n for r in drawn]
+        assert _reads(first.events) == []
+    finally:
+        await shoe.close()
+    async with asyncio.timeout(STEP_BOUND_S):
+        await feeding_second
 
 
 async def test_feed_raises_the_error_of_a_link_that_cannot_go_on() -> None:
