@@ -6,8 +6,9 @@ names real hardware (``/dev/war-shoe``, ``usb://1209:0001``) or a simulator
 production code cannot tell them apart.
 
 Each ``*_task`` owns its client for the life of the service, feeds the
-runner one input per device event, and carries the runner's answers back to the
-device (console replies and display lines, layout lights).
+runner one input per device event (the shoe's and the console's through the
+client's ``feed``, as their bytes are read), and carries the runner's answers
+back to the device (console replies and display lines, layout lights).
 """
 
 from __future__ import annotations

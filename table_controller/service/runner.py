@@ -7,8 +7,9 @@ Every input goes through :meth:`TableRunner.handle`, which
 2. turns its outputs into outbox messages (events, alerts, round records),
 3. commits the input, those messages and (when due) a checkpoint of the new
    state in ONE transaction, the input's one fsync,
-4. and only then acts: console answers, display lines
-   and layout lights go to the device tasks' queues, and the publisher is woken.
+4. and only then acts: console answers, display lines and layout lights go to
+   the device tasks' queues, and the messages to the publisher, which puts them
+   on the wire at once when it is caught up (``Publisher.publish_now``).
 
 So the engine never runs ahead of the disk. When the commit fails (disk full,
 I/O error: docs/rules.md ``JOURNAL_FAULT``) the input is not acted on: presses get
@@ -18,13 +19,15 @@ fault task) tries again until a commit succeeds. Then the fault resolves, the
 shoe is asked again for the reads it sent meanwhile (``RESEND``) and the
 latest sensor snapshot is taken again.
 
-``handle`` never awaits: device tasks call it as events arrive, so inputs are
-serialised by the event loop and the game never waits for the network.
+``handle`` never awaits: it is called as device events arrive (the shoe's and
+the console's as their bytes are read, the sensor board's as its worker posts
+them), so inputs are serialised by the event loop and the game never waits for
+the network.
 
 The retained ``state`` and ``stats`` (latest value wins, docs/feed.md) are built
 apart, by :meth:`TableRunner.flush_views`, which the service calls once the
-inputs that arrived together are handled, and committed without an fsync of
-their own: they are rebuilt from the journal after a crash.
+inputs that arrived together are handled, and sent from memory, never
+journaled: the engine, which the journal rebuilds at any start, gives them again.
 """
 
 from __future__ import annotations
@@ -143,8 +146,9 @@ class TableRunner:
         self.views_due = asyncio.Event()
         self._views_at: datetime | None = None
         self.inputs_handled = 0
-        # Set by the service: the publisher's wake-up call, and its in-memory lane
-        # for what must go out while the journal cannot take it.
+        # Set by the service: the publisher's wake-up call, its lane for what an input
+        # has just committed, its in-memory lane for what must go out while the
+        # journal cannot take it, and its lane for the retained views.
         self.wake_publisher: Callable[[], None] = lambda: None
         self.publish_journaled: Callable[[Sequence[OutboxMessage]], None] = lambda msgs: None
         self.publish_unjournaled: Callable[[OutboxMessage], None] = lambda msg: None
