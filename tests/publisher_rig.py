@@ -73,20 +73,22 @@ def event_message(seq: int, *, epoch: str = "epoch-1") -> OutboxMessage:
     )
 
 
+def alert_body(alert: str = "a-1") -> dict[str, Any]:
+    """An alert's own fields (a late wager), for any table's envelope."""
+    return {
+        "alert": alert,
+        "code": "LATE_WAGER",
+        "severity": "warning",
+        "message": "chips added on a non-playing position after the latch",
+        "round_id": 1,
+        "position": 3,
+        "spot": "initial",
+        "resolved_by": None,
+    }
+
+
 def alert_message(alert: str = "a-1") -> OutboxMessage:
-    return ENV.alert(
-        {
-            "alert": alert,
-            "code": "LATE_WAGER",
-            "severity": "warning",
-            "message": "chips added on a non-playing position after the latch",
-            "round_id": 1,
-            "position": 3,
-            "spot": "initial",
-            "resolved_by": None,
-        },
-        ts=now(),
-    )
+    return ENV.alert(alert_body(alert), ts=now())
 
 
 def ids(messages: list[OutboxMessage]) -> list[str]:

@@ -28,6 +28,7 @@ from table_controller.service.compose import Table, compose
 from table_controller.service.config import parse_config
 from table_controller.service.envelope import Envelope
 from table_controller.service.journal import Journal, OutboxMessage
+from tests.publisher_rig import alert_body
 from tests.service.journal_tables import session
 from tests.tcp_relay import relay_to
 
@@ -223,19 +224,7 @@ async def test_a_refused_message_held_back_keeps_publish_now_out_of_the_way(
     async with wired_table(tmp_path, acl_mosquitto.url) as table:
         journal = table.runner.journal
         env = table.runner.messages.envelope
-        refused = env.alert(
-            {
-                "alert": "a-1",
-                "code": "LATE_WAGER",
-                "severity": "warning",
-                "message": "chips added on a non-playing position after the latch",
-                "round_id": 1,
-                "position": 3,
-                "spot": "initial",
-                "resolved_by": None,
-            },
-            ts=datetime.now(UTC),
-        )
+        refused = env.alert(alert_body(), ts=datetime.now(UTC))
         journal.enqueue([refused])
         table.publisher.wake()
         async with asyncio.timeout(WAIT_S):
