@@ -248,7 +248,7 @@ class LineLink(Generic[F, C, E]):
                     if lost is not None:
                         ended.set_result(lost)
                         return
-            except BaseException as exc:
+            except Exception as exc:  # KeyboardInterrupt and SystemExit stop the loop
                 ended.set_exception(exc)
 
         return received
