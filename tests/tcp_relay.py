@@ -87,6 +87,7 @@ class TcpRelay:
             transport.abort()
 
     async def close(self) -> None:
+        self.replies.set()  # nothing left waiting to pass
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()

@@ -146,7 +146,10 @@ class Publisher(Drain):
         self._retry_initial_s = retry_initial_s
         self._retry_max_s = retry_max_s
         self._conflict_retry_s = identity_conflict_retry_s
-        self._ack_timeout_s = ack_timeout_s or max(10.0, 2.0 * mqtt.keepalive_s)
+        # A fallback for a broker that answers pings but never acknowledges: longer
+        # than paho's keepalive takes to find a half-open link (a ping after a
+        # keepalive of silence, given up a keepalive later, checked once a second).
+        self._ack_timeout_s = ack_timeout_s or max(10.0, 3.0 * mqtt.keepalive_s)
         self._rng = rng or random.Random()
         self._v5 = mqtt.protocol == "5"
         self._password = None if mqtt.password_file is None else read_password(mqtt.password_file)

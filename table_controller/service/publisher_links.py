@@ -73,7 +73,12 @@ class ReconnectPolicy:
         code = client.disconnect_reason
         if not self._reported_down:
             self._reported_down = True
-            why = reason_name(code, PacketTypes.DISCONNECT) if code is not None else str(error)
+            if code is None or (code == 0 and not client.disconnect_from_broker and error):
+                # No reason from the broker (or only our own clean DISCONNECT after
+                # giving up on it): what made us give up says why.
+                why = str(error)
+            else:
+                why = reason_name(code, PacketTypes.DISCONNECT)
             log.warning("lost the broker connection (%s); reconnecting", why)
         if lived >= STABLE_CONNECTION_S:
             if self.identity_conflict:
