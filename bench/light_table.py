@@ -62,6 +62,7 @@ class LightTable:
         self.event_seq = 0
         self.acked = 0
         self.acked_event = asyncio.Event()
+        self.sent_event = asyncio.Event()
         self.replays: list[tuple[int, int]] = []
         self.rounds: list[dict[str, Any]] = []
         self._last_end = datetime.min.replace(tzinfo=UTC)
@@ -227,6 +228,13 @@ class LightTable:
             }
             self._enqueue("alerts", alert)
 
+    async def wait_sent(self, timeout: float) -> None:
+        """Until the broker has acknowledged every message published so far (PUBACK)."""
+        async with asyncio.timeout(timeout):
+            while not all(s in self.sent for s in range(1, self.last_feed_seq + 1)):
+                self.sent_event.clear()
+                await self.sent_event.wait()
+
     async def wait_acked(self, timeout: float, at_least: int | None = None) -> None:
         """Until an ack covers every message published so far (or ``at_least`` of them)."""
         async with asyncio.timeout(timeout):
@@ -275,6 +283,7 @@ class LightTable:
             batch = [s for s in dict.fromkeys(seqs) if s in self.held]
             await asyncio.gather(*(client.publish(*self.held[s], qos=1) for s in batch))
             self.sent.update(batch)
+            self.sent_event.set()
             if self._queue.empty() and announced != self.last_feed_seq:
                 announced = self.last_feed_seq
                 await client.publish(f"{self.prefix}/status", self.status(), qos=1, retain=True)

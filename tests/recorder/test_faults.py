@@ -30,7 +30,6 @@ from tests.recorder.conftest import (
 )
 
 ROUNDS = 30
-DEAL_INTERVAL_S = 0.05
 SETTLE_TIMEOUT_S = 90.0
 
 
@@ -42,14 +41,32 @@ def _tables(broker: MosquittoBroker, n: int = 3) -> list[LightTable]:
     ]
 
 
-async def _deal(tables: list[LightTable], rounds: int, halfway: asyncio.Event) -> None:
-    """Deal at a pace, one round per table each step; ``halfway`` set in the middle."""
-    for n in range(rounds):
-        for t in tables:
-            t.deal_round()
-        if n == rounds // 2:
-            halfway.set()
-        await asyncio.sleep(DEAL_INTERVAL_S)  # the tables' pace, not a synchronisation
+class Dealing:
+    """The tables deal half their rounds, wait while the test makes its fault, and deal
+    the rest: one round per table a step, each step once the broker has taken the one
+    before (PUBACK), as a table's outbox drains while it deals."""
+
+    def __init__(self, tables: list[LightTable], rounds: int = ROUNDS) -> None:
+        self.tables, self.rounds = tables, rounds
+        self.halfway = asyncio.Event()
+        """Set with half the rounds dealt: the test makes its fault now."""
+        self.faulted = asyncio.Event()
+        """Set by the test once its fault is made: the second half is dealt after it."""
+
+    async def run(self) -> None:
+        for n in range(self.rounds):
+            if n == self.rounds // 2:
+                self.halfway.set()
+                async with asyncio.timeout(SETTLE_TIMEOUT_S):
+                    await self.faulted.wait()
+            for t in self.tables:
+                t.deal_round()
+            await asyncio.gather(*(t.wait_sent(SETTLE_TIMEOUT_S) for t in self.tables))
+
+    async def wait_halfway(self) -> None:
+        """Until the tables are half way through."""
+        async with asyncio.timeout(SETTLE_TIMEOUT_S):
+            await self.halfway.wait()
 
 
 async def _settled(tables: list[LightTable]) -> None:
@@ -62,11 +79,12 @@ async def test_a_two_recorders_one_killed_mid_stream(
     group = unique("group")
     doomed, survivor = spawn(mosquitto, pg_url, group), spawn(mosquitto, pg_url, group)
     tables = _tables(mosquitto)
-    halfway = asyncio.Event()
+    deal = Dealing(tables)
     async with dealing(*tables):
-        dealer = asyncio.create_task(_deal(tables, ROUNDS, halfway))
-        await halfway.wait()
+        dealer = asyncio.create_task(deal.run())
+        await deal.wait_halfway()
         doomed.kill()
+        deal.faulted.set()
         await dealer
         await _settled(tables)
     assert survivor.terminate() == 0
@@ -78,11 +96,12 @@ async def test_b_the_only_recorder_killed_and_restarted(
 ) -> None:
     recorder = spawn(mosquitto, pg_url, unique("group"))
     tables = _tables(mosquitto)
-    halfway = asyncio.Event()
+    deal = Dealing(tables)
     async with dealing(*tables):
-        dealer = asyncio.create_task(_deal(tables, ROUNDS, halfway))
-        await halfway.wait()
+        dealer = asyncio.create_task(deal.run())
+        await deal.wait_halfway()
         recorder.kill()
+        deal.faulted.set()
         await dealer  # the tables go on dealing with no recorder at all
         recorder.start()
         await _settled(tables)
@@ -97,12 +116,13 @@ async def test_c_postgresql_stopped_while_tables_deal(
     30 s: the assertion is the same, the acks simply wait longer)."""
     url = own_postgres.create_database()
     tables = _tables(mosquitto)
-    halfway = asyncio.Event()
+    deal = Dealing(tables)
     async with migrated(url) as db:
         async with running(Recorder(recorder_config(mosquitto, url).mqtt, db)), dealing(*tables):
-            dealer = asyncio.create_task(_deal(tables, ROUNDS, halfway))
-            await halfway.wait()
+            dealer = asyncio.create_task(deal.run())
+            await deal.wait_halfway()
             await asyncio.to_thread(own_postgres.stop)
+            deal.faulted.set()
             await dealer
             # A database that is down stops the acks, not the tables (docs/recorder.md).
             assert all(t.acked < t.last_feed_seq for t in tables)
@@ -114,12 +134,13 @@ async def test_c_postgresql_stopped_while_tables_deal(
 async def test_d_the_broker_restarts(own_mosquitto: MosquittoBroker, pg_db: Backend) -> None:
     cfg = recorder_config(own_mosquitto, "postgresql://unused")
     tables = _tables(own_mosquitto)
-    halfway = asyncio.Event()
+    deal = Dealing(tables)
     async with running(Recorder(cfg.mqtt, pg_db)), dealing(*tables):
-        dealer = asyncio.create_task(_deal(tables, ROUNDS, halfway))
-        await halfway.wait()
+        dealer = asyncio.create_task(deal.run())
+        await deal.wait_halfway()
         await asyncio.to_thread(own_mosquitto.stop)
         await asyncio.to_thread(own_mosquitto.start)
+        deal.faulted.set()
         await dealer
         await _settled(tables)
     await assert_complete(pg_db, *tables)
@@ -150,11 +171,12 @@ async def test_sigterm_commits_acks_and_disconnects(
     group = unique("group")
     recorder = spawn(mosquitto, pg_url, group)
     tables = _tables(mosquitto)
-    halfway = asyncio.Event()
+    deal = Dealing(tables)
     async with dealing(*tables):
-        dealer = asyncio.create_task(_deal(tables, ROUNDS, halfway))
-        await halfway.wait()
+        dealer = asyncio.create_task(deal.run())
+        await deal.wait_halfway()
         await asyncio.gather(*(t.wait_acked(SETTLE_TIMEOUT_S, at_least=1) for t in tables))
+        deal.faulted.set()  # the tables deal on while the recorder shuts down
         assert await asyncio.to_thread(recorder.terminate) == 0
         await dealer
         acks = await _retained_acks(mosquitto, tables)
