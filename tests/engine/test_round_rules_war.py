@@ -144,22 +144,9 @@ def test_si5_war_wager_is_the_war_spot_value_at_the_press() -> None:
     assert t.wager(1, "war")["net"] == 500
 
 
-def test_si5_war_tie_wager_on_the_tie_spot_at_the_last_decision_ny() -> None:
-    """§(i)(5): the dealer offers a tie wager on the war deal (ny)."""
-    t = Table.of(NY)
-    t.open_shoe()
-    t.bets({1: (1000, None, None)})
-    t.cards(["9H", "9S"])
-    t.put(1, WAR, 1000)
-    t.put(1, TIE, 200)
-    t.ok("WAR", "1")
-    t.cards(["2H", "2D", "2S", "KH", "KD"])
-    war_tie = t.wager(1, "war_tie")
-    assert (war_tie["amount"], war_tie["result"], war_tie["net"]) == (200, "win", 2000)
-
-
-@pytest.mark.parametrize("rules", [pytest.param(p, id=p.name.value) for p in (UK, STANDARD)])
-def test_si5_no_war_tie_wager_where_the_profile_forbids_it(rules: RulesProfile) -> None:
+def _war_with_chips_on_the_tie_spot(rules: RulesProfile) -> Table:
+    """Position 1 ties, goes to war, and puts chips on the tie spot before its decision;
+    the war is dealt, and ties again (§(i)(5))."""
     t = Table.of(rules)
     t.open_shoe()
     t.bets({1: (1000, None, None)})
@@ -168,4 +155,17 @@ def test_si5_no_war_tie_wager_where_the_profile_forbids_it(rules: RulesProfile) 
     t.put(1, TIE, 200)
     t.ok("WAR", "1")
     t.cards(["2H", "2D", "2S", "KH", "KD"])
+    return t
+
+
+def test_si5_war_tie_wager_on_the_tie_spot_at_the_last_decision_ny() -> None:
+    """§(i)(5): the dealer offers a tie wager on the war deal (ny)."""
+    t = _war_with_chips_on_the_tie_spot(NY)
+    war_tie = t.wager(1, "war_tie")
+    assert (war_tie["amount"], war_tie["result"], war_tie["net"]) == (200, "win", 2000)
+
+
+@pytest.mark.parametrize("rules", [pytest.param(p, id=p.name.value) for p in (UK, STANDARD)])
+def test_si5_no_war_tie_wager_where_the_profile_forbids_it(rules: RulesProfile) -> None:
+    t = _war_with_chips_on_the_tie_spot(rules)
     assert [w["spot"] for w in t.position(1)["wagers"]] == ["initial", "war"]
