@@ -15,11 +15,11 @@ event loop itself (``add_reader``, a read that takes what has arrived): a byte
 that arrives wakes the loop, not a thread that would hand it over, and the thread
 only waits to close the port. Such a port can hand each chunk straight to a
 callback (``deliver_to``) in the loop's callback that read it, with no task
-switch to a reader; the line links do so. Any other port is read by its thread, which hands
-each chunk to the loop with ``call_soon_threadsafe``; where ``close()`` can end
-that wait (``cancel_read``: ``loop://``, ``alt://``'s classes) the read has no
-timeout, so an idle port costs no CPU, and other handlers read with a short
-timeout and look for a close request between reads.
+switch to a reader; the line links do so. Any other port is read by its thread,
+which hands each chunk to the loop with ``call_soon_threadsafe``; where
+``close()`` can end that wait (``cancel_read``: ``loop://``, ``alt://``'s
+classes) the read has no timeout, so an idle port costs no CPU, and other
+handlers read with a short timeout and look for a close request between reads.
 
 Writes are small frames (at most 96 bytes) written from the loop thread under a
 lock, as pyserial's own ``serial.threaded`` does; a write timeout bounds them,
@@ -191,9 +191,8 @@ class SerialTransport(AsyncResource):
             await self._wakeup.wait()
         item = self._chunks.popleft()
         if isinstance(item, BaseException):
-            # Set first: a link that failed is never read again.
-            self._failure = TransportError(f"{self.url}: {item}")
-            raise self._failure from item
+            # Kept: a link that failed is never read again.
+            raise self._fail(item)
         if self._in_loop:
             self._resume_reading()
         else:
@@ -225,11 +224,16 @@ class SerialTransport(AsyncResource):
             self._resume_reading()
         return True
 
-    def _lost(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException) -> TransportError:
+        """The link failed on ``exc``: the error every later read raises."""
         self._failure = TransportError(f"{self.url}: {exc}")
         self._failure.__cause__ = exc
+        return self._failure
+
+    def _lost(self, exc: BaseException) -> None:
+        failure = self._fail(exc)
         if self._on_lost is not None:
-            self._on_lost(self._failure)
+            self._on_lost(failure)
 
     def write(self, data: bytes) -> None:
         """Write ``data`` now; TransportError if the link is down or the write fails."""
