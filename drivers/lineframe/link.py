@@ -199,43 +199,57 @@ class LineLink(Generic[F, C, E]):
             raise
 
     async def _session(self, transport: SerialTransport) -> str:
+        """One connection, until the protocol or the link ends it: why it ended.
+
+        A port the event loop reads hands its chunks to the receiver as it reads
+        them (``deliver_to``), and this task only keeps the protocol's time; any
+        other port is read here, chunk by chunk, into the same receiver.
+        """
         loop = asyncio.get_running_loop()
         protocol = self._protocol
         self._decoder.reset()
         self._transport = transport
         self._session_online = False
         lost = self._apply(protocol.connection_made(loop.time()), transport)
-        if lost is None:
-            ended: asyncio.Future[str] = loop.create_future()
+        if lost is not None:
+            return lost
+        ended: asyncio.Future[str] = loop.create_future()
 
-            def on_lost(exc: TransportError) -> None:
-                if not ended.done():
-                    ended.set_exception(exc)
+        def on_lost(exc: TransportError) -> None:
+            if not ended.done():
+                ended.set_exception(exc)
 
-            if transport.deliver_to(self._receiver(transport, ended), on_lost):
-                return await self._session_in_loop(transport, ended)
-        while lost is None:
-            deadline = protocol.deadline()
-            if deadline is not None and loop.time() >= deadline:
-                lost = self._apply(protocol.timer(loop.time()), transport)
-                continue
-            try:
-                async with asyncio.timeout_at(deadline):
-                    data = await transport.read()
-            except TimeoutError:
-                continue
-            for frame in self._decoder.feed(data):
-                lost = self._apply(protocol.frame_received(frame, loop.time()), transport)
-                if lost is not None:
-                    break
-        return lost
+        received = self._receiver(transport, ended)
+        in_loop = transport.deliver_to(received, on_lost)
+        try:
+            while not ended.done():
+                deadline = protocol.deadline()
+                if deadline is not None and loop.time() >= deadline:
+                    lost = self._apply(protocol.timer(loop.time()), transport)
+                    if lost is not None:
+                        return lost
+                    continue
+                if in_loop:
+                    timeout = None if deadline is None else deadline - loop.time()
+                    await asyncio.wait((ended,), timeout=timeout)
+                    continue
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        data = await transport.read()
+                except TimeoutError:
+                    continue
+                received(data)
+            return ended.result()
+        finally:
+            # Whatever the port still hands over, until it is closed, goes nowhere.
+            ended.cancel()
 
     def _receiver(
         self, transport: SerialTransport, ended: asyncio.Future[str]
     ) -> Callable[[bytes], None]:
-        """What the event loop hands each chunk to, as it reads it: frames to the
-        protocol, events to the sink, at once. The session's end (or what went
-        wrong, the sink's error too) goes to ``ended``."""
+        """What each chunk read goes to: frames to the protocol, events to the sink,
+        at once. The session's end (or what went wrong, the sink's error too) goes
+        to ``ended``."""
         loop = asyncio.get_running_loop()
         protocol = self._protocol
 
@@ -252,22 +266,6 @@ class LineLink(Generic[F, C, E]):
                 ended.set_exception(exc)
 
         return received
-
-    async def _session_in_loop(self, transport: SerialTransport, ended: asyncio.Future[str]) -> str:
-        """A session whose chunks the event loop hands over as it reads them: this task
-        only keeps the protocol's time, and waits for the end."""
-        loop = asyncio.get_running_loop()
-        protocol = self._protocol
-        while not ended.done():
-            deadline = protocol.deadline()
-            if deadline is not None and loop.time() >= deadline:
-                lost = self._apply(protocol.timer(loop.time()), transport)
-                if lost is not None:
-                    return lost
-                continue
-            timeout = None if deadline is None else deadline - loop.time()
-            await asyncio.wait((ended,), timeout=timeout)
-        return ended.result()
 
     def _apply(self, step: Step[C, E], transport: SerialTransport) -> str | None:
         if step.online is not None:
