@@ -215,7 +215,7 @@ class SerialTransport(AsyncResource):
         while self._chunks:
             item = self._chunks.popleft()
             if isinstance(item, BaseException):
-                self._lost(item)
+                self._fail(item)
                 return True
             on_data(item)
         if self._failure is not None:
@@ -225,15 +225,12 @@ class SerialTransport(AsyncResource):
         return True
 
     def _fail(self, exc: BaseException) -> TransportError:
-        """The link failed on ``exc``: the error every later read raises."""
-        self._failure = TransportError(f"{self.url}: {exc}")
-        self._failure.__cause__ = exc
-        return self._failure
-
-    def _lost(self, exc: BaseException) -> None:
-        failure = self._fail(exc)
+        """The link failed on ``exc``: the error kept for every later read, and on_lost's."""
+        failure = self._failure = TransportError(f"{self.url}: {exc}")
+        failure.__cause__ = exc
         if self._on_lost is not None:
             self._on_lost(failure)
+        return failure
 
     def write(self, data: bytes) -> None:
         """Write ``data`` now; TransportError if the link is down or the write fails."""
@@ -367,9 +364,9 @@ class SerialTransport(AsyncResource):
             if self._stop.is_set():
                 return
             if self._on_lost is not None:
-                self._lost(exc)
+                self._fail(exc)
             else:
-                self._deliver(exc)
+                self._deliver(exc)  # for read() to raise
             return
         if data:
             if self._log.isEnabledFor(TRACE):
