@@ -25,13 +25,17 @@ journal commit on the same disk (``bench/figures.py``), each at the idle run's
 pace (``floor_*`` and ``commit_*``: an idle machine's fsync and round trip are
 slower than back to back) and back to back (``back_to_back``), and the
 controller's CPU per round (``/proc/<pid>/stat`` user + system over the run,
-divided by the rounds).
+divided by the rounds). Its floor, ``work_cpu`` (``bench/work_cpu.py``): the
+inputs the controller journaled in the run, fed again in this process to a table
+runner on a journal of its own (engine, messages, commit, views; nothing
+published), at the run's pace and back to back.
 
 It prints the figures and writes ``bench/results/latency.json`` with
 ``p50_ms``, ``p99_ms``, ``max_ms``, ``floor_p50_ms``, ``floor_p99_ms``,
-``commit_p50_ms``, ``commit_p99_ms`` and ``cpu_ms_per_round`` (idle) and the
-same under ``load`` with ``round_settled_p99_ms``. ``--quick`` is a tiny run
-for the smoke test. Speed is measured here, never asserted in tests.
+``commit_p50_ms``, ``commit_p99_ms``, ``cpu_ms_per_round`` and
+``work_cpu_ms_per_round`` (idle) and the same under ``load`` with
+``round_settled_p99_ms``. ``--quick`` is a tiny run for the smoke test. Speed
+is measured here, never asserted in tests.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ from bench.figures import (
     summarize,
     write_results,
 )
+from bench.work_cpu import work_cpu
 from simulators.shoe import SimulatedRead
 from table_controller.rigs.broker import MosquittoBroker
 from table_controller.rigs.dealer import Dealer
@@ -167,6 +172,8 @@ async def run(
                 finally:
                     # SIGTERM: the controller publishes its final status and closes cleanly.
                     rig.kill_controller_process(signal.SIGTERM)
+        # The same inputs' work alone, once the controller has let go of its journal.
+        work = work_cpu(rig.config_path, rig.journal_path, folder)
     if not timing.card_ms or timing.payload is None:
         raise BenchError("no card event was seen")
     settled = sorted(timing.settled_ms)
@@ -177,6 +184,7 @@ async def run(
         "round_settled_p99_ms": round(percentile(settled, 99), 3),
         "rounds": rounds,
         "cpu_ms_per_round": round(cpu * 1000 / max(1, rounds), 3),
+        "work_cpu": work,
         "payload": timing.payload.decode(),
     }
 
@@ -217,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "commit_p50_ms": commit["p50_ms"],
         "commit_p99_ms": commit["p99_ms"],
         "cpu_ms_per_round": idle["cpu_ms_per_round"],
+        # The CPU's floor: the same inputs' work alone, in one thread, at the run's pace.
+        "work_cpu_ms_per_round": idle["work_cpu"]["paced"]["ms_per_round"],
         "floors_every_s": IDLE_CARD_S,
         "back_to_back": {
             "floor_p50_ms": floor_burst["p50_ms"],
@@ -239,6 +249,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"p50 {fig['p50_ms']} ms, p99 {fig['p99_ms']} ms, max {fig['max_ms']} ms; "
             f"round_settled p99 {fig['round_settled_p99_ms']} ms; "
             f"CPU {fig['cpu_ms_per_round']} ms/round over {fig['rounds']} rounds"
+        )
+        work = fig["work_cpu"]
+        print(
+            f"  the same inputs' work alone: {work['paced']['ms_per_round']} ms/round at the "
+            f"run's pace ({work['paced']['rounds']} rounds), "
+            f"{work['back_to_back']['ms_per_round']} ms/round back to back "
+            f"({work['back_to_back']['us_per_input']} µs an input)"
         )
     print(
         f"floor, one every {IDLE_CARD_S} s: paho p50 {floor['p50_ms']} ms, p99 "

@@ -71,9 +71,18 @@ def test_latency_bench_writes_its_figures(tmp_path: Path, seed: int) -> None:
         assert run["rounds"] >= 2
         assert 0 < run["round_settled_p50_ms"] <= run["round_settled_p99_ms"]
         assert run["cpu_ms_per_round"] > 0
+        # The work's floor replays what the controller journaled: the run's rounds.
+        work = run["work_cpu"]
+        assert work["back_to_back"]["rounds"] >= run["rounds"]
+        assert 0 < work["paced"]["rounds"] <= work["back_to_back"]["rounds"]
+        assert work["paced"]["inputs"] <= work["back_to_back"]["inputs"]
+        for fed in work.values():
+            assert fed["ms_per_round"] > 0
+            assert fed["us_per_input"] > 0
     for key in ("p50_ms", "p99_ms", "floor_p50_ms", "floor_p99_ms", "commit_p50_ms"):
         assert data[key] > 0
     assert data["p50_ms"] == data["idle"]["p50_ms"]
+    assert data["work_cpu_ms_per_round"] == data["idle"]["work_cpu"]["paced"]["ms_per_round"]
     assert data["meets"]["p99_ms"] is (data["p99_ms"] <= 2.0)
 
 
