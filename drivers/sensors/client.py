@@ -55,8 +55,10 @@ RECONNECT_MIN_S = 0.1
 RECONNECT_MAX_S = 2.0
 """Backoff between attempts to find the board again: doubling, capped, jittered."""
 
-READ_SLICE_MS = 50
-"""Each interrupt read waits at most this long, so LIGHTS and closing are served promptly."""
+READ_SLICE_MS = 250
+"""Each interrupt read waits at most this long, so that closing and a silent board are
+noticed; a board that reports at least every 250 ms (docs/devices.md) never lets one
+run out. LIGHTS do not wait for it: they have a thread of their own."""
 
 MAX_PENDING_EVENTS = 4096
 """Events waiting for the consumer; beyond this the oldest snapshots are dropped (counted)."""

@@ -1,10 +1,11 @@
-"""The sensor board's worker thread: every pyusb call of one board, in one place.
+"""The sensor board's worker thread: every pyusb read of one board, in one place.
 
-pyusb is blocking, so one thread per board finds the
-board by VID:PID (and serial number, when the URL pins one), claims its
-interface, reads the interrupt IN endpoint in short slices, writes the LIGHTS
-asked for between them, and hands events to the event loop through ``post``.
-While the board is away it looks for it again with capped, jittered backoff.
+pyusb is blocking, so one thread per board finds the board by VID:PID (and
+serial number, when the URL pins one), claims its interface, reads the
+interrupt IN endpoint, and hands events to the event loop through ``post``.
+While the board is plugged in, a second thread writes the LIGHTS asked for as
+they are asked (``drivers/sensors/lights.py``). While the board is away the
+worker looks for it again with capped, jittered backoff.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import errno
 import logging
 import queue
 import random
@@ -26,39 +26,29 @@ import usb.core
 import usb.util
 
 from drivers.backoff import backoff_delay
-from drivers.errors import BadReport, DeviceError, DeviceTimeout, TransportError
-from drivers.sensors.frames import MAX_PACKET_BYTES, LightsReport, encode_report, parse_in_report
+from drivers.errors import BadReport, DeviceError
+from drivers.sensors.frames import MAX_PACKET_BYTES, parse_in_report
+from drivers.sensors.lights import TRACE, Command, LightsWriter, gone, write_lights
 from drivers.sensors.protocol import BoardOffline, BoardOnline, SnapshotAssembler
 from drivers.sensors.simusb import SimUsbBackend
 from drivers.sensors.url import SensorUrl
 
 _log = logging.getLogger("drivers.sensors.client")
 
-TRACE = 5
-"""Log level of raw report bytes (below DEBUG)."""
-
 INTERFACE = 0
 EP_IN = 0x81
 EP_OUT = 0x01
-WRITE_TIMEOUT_MS = 1000
 MAX_CONSECUTIVE_USB_ERRORS = 10
 """A board failing this many transfers in a row is treated as lost and found again."""
 
 DONE = object()
 """Posted last, once the worker has released the board and stopped."""
 
-LightsCommand = tuple[int, "concurrent.futures.Future[bool]"]
-
 
 class _State(Enum):
     UNKNOWN = "unknown"
     ONLINE = "online"
     OFFLINE = "offline"
-
-
-def _gone(exc: usb.core.USBError) -> bool:
-    """True when libusb says the device is no longer there."""
-    return exc.errno in (errno.ENODEV, errno.ENXIO) or exc.backend_error_code == -4
 
 
 class BoardWorker:
@@ -92,7 +82,7 @@ class BoardWorker:
         self._lights = lights
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self._commands: queue.SimpleQueue[LightsCommand] = queue.SimpleQueue()
+        self._commands: queue.SimpleQueue[Command] = queue.SimpleQueue()
         self._state = _State.UNKNOWN
         self.reports = 0
         self.bad_reports = 0
@@ -209,7 +199,7 @@ class BoardWorker:
             online = BoardOnline(self._string(dev, "serial_number"), self._string(dev, "product"))
             if self._lights is not None:
                 # The board forgets its lights when unplugged: light them again.
-                dev.write(EP_OUT, encode_report(LightsReport(self._lights)), WRITE_TIMEOUT_MS)
+                write_lights(dev, self._lights)
         except (usb.core.USBError, ValueError, IndexError, NotImplementedError, DeviceError) as exc:
             self._dispose(dev)
             return None, f"cannot open board {vid:04x}:{pid:04x}: {exc}"
@@ -226,14 +216,22 @@ class BoardWorker:
 
     def _serve(self, dev: Any, online: BoardOnline) -> tuple[str | None, bool]:
         """Read reports until the board is lost (return why) or the client closes (None)."""
+        writer = LightsWriter(dev, self._commands, f"sensor-board lights {self.url}")
+        try:
+            return self._read(dev, online, writer)
+        finally:
+            # What was asked before the board went is answered (False: not delivered);
+            # what is asked after waits for the board to return.
+            writer.end()
+
+    def _read(self, dev: Any, online: BoardOnline, writer: LightsWriter) -> tuple[str | None, bool]:
         assembler = SnapshotAssembler()
         last_report = time.monotonic()
         reported = False
         errors_in_row = 0
         while not self._stop.is_set():
-            lost = self._serve_commands(dev)
-            if lost is not None:
-                return lost, reported
+            if writer.lost is not None:
+                return writer.lost, reported
             silent_s = time.monotonic() - last_report
             if silent_s > self._heartbeat_timeout_s:
                 return f"no report for {self._heartbeat_timeout_s:g} s", reported
@@ -242,7 +240,7 @@ class BoardWorker:
             except usb.core.USBTimeoutError:
                 continue
             except usb.core.USBError as exc:
-                if _gone(exc):
+                if gone(exc):
                     return f"unplugged ({exc})", reported
                 self.usb_errors += 1
                 errors_in_row += 1
@@ -269,41 +267,13 @@ class BoardWorker:
                 self._post(snapshot)
         return None, reported
 
-    def _serve_commands(self, dev: Any) -> str | None:
-        """Write the LIGHTS asked for; return a reason if the board turned out to be gone."""
-        while True:
-            try:
-                mask, future = self._commands.get_nowait()
-            except queue.Empty:
-                return None
-            if not future.set_running_or_notify_cancel():
-                continue
-            data = encode_report(LightsReport(mask))
-            if _log.isEnabledFor(TRACE):
-                _log.log(TRACE, "sensor board OUT %s", data.hex())
-            try:
-                dev.write(EP_OUT, data, WRITE_TIMEOUT_MS)
-            except usb.core.USBTimeoutError as exc:
-                err: Exception = DeviceTimeout(f"the board did not take LIGHTS {mask:#x}: {exc}")
-                err.__cause__ = exc
-                future.set_exception(err)
-            except usb.core.USBError as exc:
-                if _gone(exc):
-                    future.set_result(False)
-                    return f"unplugged ({exc})"
-                err = TransportError(f"LIGHTS {mask:#x} failed: {exc}")
-                err.__cause__ = exc
-                future.set_exception(err)
-            else:
-                future.set_result(True)
-
     def _answer_pending(self, result: bool) -> None:
         while True:
             try:
                 _, future = self._commands.get_nowait()
             except queue.Empty:
                 return
-            if future.set_running_or_notify_cancel():
+            if future is not None and future.set_running_or_notify_cancel():
                 future.set_result(result)
 
     def _pause(self, delay_s: float) -> None:

@@ -119,6 +119,24 @@ async def test_lights_reach_the_board() -> None:
             await client.set_lights(1 << 30)
 
 
+async def test_lights_do_not_wait_for_the_board_to_report() -> None:
+    """LIGHTS go out while the worker waits in its read: a board that says nothing for a
+    minute still has its war spots lit at once."""
+    async with (
+        SimulatedBoard() as board,
+        SensorBoardClient(board.url, read_slice_ms=60_000, heartbeat_timeout_s=120) as client,
+    ):
+        await online_with_snapshot(client)
+        board.mute()
+        # The worker is (or is about to be) in a read that no report will end.
+        async with asyncio.timeout(WAIT_S):
+            assert await client.set_lights(1 << bit(4, 2)) is True
+            await board.wait_lights(1 << bit(4, 2))
+        assert client.online
+        # A report ends the read, so that the client closes now, not in a minute.
+        board.mute(False)
+
+
 async def test_bad_reports_are_counted_and_skipped() -> None:
     async with SimulatedBoard() as board, SensorBoardClient(board.url) as client:
         await online_with_snapshot(client)
