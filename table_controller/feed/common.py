@@ -7,6 +7,7 @@ show to a third party reading the feed.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -68,6 +69,7 @@ __all__ = [
     "Text",
     "Timestamp",
     "WagerResult",
+    "name_id",
     "new_id",
     "rfc3339",
     "schema_field",
@@ -95,6 +97,9 @@ def utc_ms(value: datetime) -> datetime:
 
 def rfc3339(value: datetime) -> str:
     """``value`` as docs/feed.md writes times: RFC 3339, UTC, milliseconds, ``Z``."""
+    if value.tzinfo is UTC:
+        # The common case, on a card's path: isoformat cuts to milliseconds as utc_ms does.
+        return value.isoformat(timespec="milliseconds")[:-6] + "Z"
     return utc_ms(value).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -228,3 +233,20 @@ def schema_field(name: str) -> Any:
 def new_id() -> str:
     """A fresh message id."""
     return str(uuid.uuid4())
+
+
+def name_id(namespace: bytes, name: str) -> str:
+    """The id derived from ``name`` in the 16-byte ``namespace``: ``str(uuid.uuid5(…))``.
+
+    Written out because it is on a card's path: the same SHA-1 and bits, without
+    building a ``UUID`` object on the way to its text.
+    """
+    if len(namespace) != 16:
+        raise ValueError(f"a namespace is 16 bytes, not {len(namespace)}")
+    digest = bytearray(
+        hashlib.sha1(namespace + name.encode("utf-8"), usedforsecurity=False).digest()
+    )
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    x = digest[:16].hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"

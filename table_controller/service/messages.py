@@ -29,6 +29,7 @@ from typing import Any, Final
 from table_controller.engine import Event, EventType, RoundRecorded
 from table_controller.feed.bodies import record_body
 from table_controller.feed.chain import seal
+from table_controller.feed.common import name_id
 from table_controller.feed.payloads import TOPIC_RULES, Topic, new_id, rfc3339
 from table_controller.service.config import TableConfig
 from table_controller.service.envelope import Envelope
@@ -47,7 +48,7 @@ _ALERT_FIELDS = (
     "spot",
     "resolved_by",
 )
-_ID_SPACE = uuid.UUID("6f1d3c52-8a4e-4b8e-9a57-3c1f0e2d7b90")
+_ID_SPACE = uuid.UUID("6f1d3c52-8a4e-4b8e-9a57-3c1f0e2d7b90").bytes
 
 
 def _json_default(value: object) -> object:
@@ -92,7 +93,7 @@ class MessageFactory:
         self._topics = {t: self.envelope.topic(t) for t in Topic}
 
     def _id(self, kind: str, number: int | str) -> str:
-        return str(uuid.uuid5(_ID_SPACE, f"{self.envelope.table}/{self.epoch}/{kind}/{number}"))
+        return name_id(_ID_SPACE, f"{self.envelope.table}/{self.epoch}/{kind}/{number}")
 
     def _message(
         self,
