@@ -185,11 +185,31 @@ class AckingClient(aiomqtt.Client):
         self.forget_disconnect_error()
 
 
-def properties(packet: int, *, v5: bool) -> Properties | None:
+class PackedProperties(Properties):
+    """Properties packed once, when first written, and again only after a change.
+
+    paho packs a message's properties as it writes the message, looking up every
+    property MQTT 5 names; the table's PUBLISH properties are the same for every
+    message it sends.
+    """
+
+    def pack(self) -> bytes:
+        packed: bytes | None = self.__dict__.get("_packed")
+        if packed is None:
+            packed = super().pack()  # type: ignore[no-untyped-call]
+            object.__setattr__(self, "_packed", packed)
+        return packed
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)  # type: ignore[no-untyped-call]
+        self.__dict__.pop("_packed", None)
+
+
+def properties(packet: int, *, v5: bool) -> PackedProperties | None:
     """``content-type: application/json`` and UTF-8 payloads (docs/feed.md); None under 3.1.1."""
     if not v5:
         return None
-    props = Properties(packet)  # type: ignore[no-untyped-call]
+    props = PackedProperties(packet)  # type: ignore[no-untyped-call]
     props.ContentType = CONTENT_TYPE
     # 1: the payload is UTF-8 text (JSON, docs/feed.md).
     props.PayloadFormatIndicator = 1
