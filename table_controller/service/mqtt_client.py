@@ -70,6 +70,10 @@ class AckingClient(aiomqtt.Client):
         self.disconnect_reason: int | None = None
         self.disconnect_from_broker = False
         self.receive_maximum: int | None = None
+        # While publish_nowait writes a message itself, paho's request to watch the
+        # socket for writing is held: only what the socket did not take needs it.
+        self._writing_now = False
+        self._write_deferred = False
 
     @property
     def lost(self) -> asyncio.Future[None]:
@@ -84,14 +88,25 @@ class AckingClient(aiomqtt.Client):
         ConnectionLost when the connection turns out to be gone (paho finds out as
         it writes), so that the caller treats it as a loss, not as a refusal.
         """
-        info = self._client.publish(msg.topic, msg.payload, msg.qos, msg.retain, properties)
-        if info.rc == paho.MQTT_ERR_NO_CONN:
-            raise ConnectionLost("connection lost")
-        if info.rc != paho.MQTT_ERR_SUCCESS:
-            raise aiomqtt.MqttCodeError(info.rc, "could not publish")
-        # Onto the socket now: aiomqtt would write it only once the event loop has
-        # polled again, after whatever else is ready to run.
-        written = self._client.loop_write()
+        client = self._client
+        self._writing_now = True
+        try:
+            info = client.publish(msg.topic, msg.payload, msg.qos, msg.retain, properties)
+            if info.rc == paho.MQTT_ERR_NO_CONN:
+                raise ConnectionLost("connection lost")
+            if info.rc != paho.MQTT_ERR_SUCCESS:
+                raise aiomqtt.MqttCodeError(info.rc, "could not publish")
+            # Onto the socket now: aiomqtt would write it only once the event loop has
+            # polled again, after whatever else is ready to run.
+            written = client.loop_write()
+        finally:
+            self._writing_now = False
+            if self._write_deferred:
+                self._write_deferred = False
+                sock = client.socket()
+                if client.want_write() and sock is not None:
+                    # The socket took part of it: the loop writes the rest when it can.
+                    self._add_writer(client, sock.fileno())
         if written != paho.MQTT_ERR_SUCCESS or self._disconnected.done():
             raise ConnectionLost(f"connection lost while writing ({written!s})")
         fut: asyncio.Future[int] = self._loop.create_future()
@@ -111,8 +126,20 @@ class AckingClient(aiomqtt.Client):
     # -- paho callbacks, as registered by aiomqtt ---------------------------------
 
     def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
-        fd = sock.fileno()
+        if self._writing_now:
+            # publish_nowait writes at once; it watches the socket only if bytes are left.
+            self._write_deferred = True
+            return
+        self._add_writer(client, sock.fileno())
 
+    def _on_socket_unregister_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        if self._write_deferred:
+            # Asked for and withdrawn within one publish_nowait: the socket was never watched.
+            self._write_deferred = False
+            return
+        super()._on_socket_unregister_write(client, userdata, sock)
+
+    def _add_writer(self, client: paho.Client, fd: int) -> None:
         def writable() -> None:
             try:
                 client.loop_write()
