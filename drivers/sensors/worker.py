@@ -28,7 +28,7 @@ import usb.util
 from drivers.backoff import backoff_delay
 from drivers.errors import BadReport, DeviceError
 from drivers.sensors.frames import MAX_PACKET_BYTES, parse_in_report
-from drivers.sensors.lights import TRACE, Command, LightsWriter, gone, write_lights
+from drivers.sensors.lights import EP_OUT, TRACE, Command, LightsWriter, gone, write_lights
 from drivers.sensors.protocol import BoardOffline, BoardOnline, SnapshotAssembler
 from drivers.sensors.simusb import SimUsbBackend
 from drivers.sensors.url import SensorUrl
@@ -37,7 +37,6 @@ _log = logging.getLogger("drivers.sensors.client")
 
 INTERFACE = 0
 EP_IN = 0x81
-EP_OUT = 0x01
 MAX_CONSECUTIVE_USB_ERRORS = 10
 """A board failing this many transfers in a row is treated as lost and found again."""
 
@@ -220,8 +219,8 @@ class BoardWorker:
         try:
             return self._read(dev, online, writer)
         finally:
-            # What was asked before the board went is answered (False: not delivered);
-            # what is asked after waits for the board to return.
+            # What was asked before now is written, or answered False if the board is
+            # gone; what is asked after waits for the board to return.
             writer.end()
 
     def _read(self, dev: Any, online: BoardOnline, writer: LightsWriter) -> tuple[str | None, bool]:
