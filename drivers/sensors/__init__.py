@@ -2,8 +2,9 @@
 
 ``frames`` encodes and decodes the reports, ``protocol`` turns reports into
 snapshots, ``url`` reads the board's URL, ``simusb`` is the pyusb backend for
-``simusb://host:port``, ``worker`` holds every pyusb call of a board on its
-own thread and ``client`` is the driver (``SensorBoardClient``).
+``simusb://host:port``, ``worker`` finds and reads a board on its own thread,
+``lights`` writes its LIGHTS on another, and ``client`` is the driver
+(``SensorBoardClient``).
 """
 
 from drivers.errors import (

@@ -6,11 +6,12 @@ URLs (:mod:`drivers.sensors.url`): ``usb://VID:PID[?serial=…]`` for the real
 board through libusb, ``simusb://host:port`` for a simulated board or test rig
 over TCP (:mod:`drivers.sensors.simusb`). Either way the same pyusb calls run.
 
-Threads: pyusb is blocking, so every pyusb call of one board runs on one
-worker thread that this client owns (:mod:`drivers.sensors.worker`). The
-client is the loop side: it starts and joins the thread, queues its events for
-``async for`` and hands it LIGHTS. Closing the client stops and joins the
-thread and releases the device; nothing stays open.
+Threads: pyusb is blocking, so one worker thread that this client owns finds
+the board and reads it (:mod:`drivers.sensors.worker`), and while the board is
+plugged in a second one writes its LIGHTS (:mod:`drivers.sensors.lights`). The
+client is the loop side: it starts and joins the worker, queues its events for
+``async for`` and hands it LIGHTS. Closing the client stops and joins both
+threads and releases the device; nothing stays open.
 
 Events (all frozen dataclasses, see :mod:`drivers.sensors.protocol`):
 
@@ -57,8 +58,8 @@ RECONNECT_MAX_S = 2.0
 
 READ_SLICE_MS = 250
 """Each interrupt read waits at most this long, so that closing and a silent board are
-noticed; a board that reports at least every 250 ms (docs/devices.md) never lets one
-run out. LIGHTS do not wait for it: they have a thread of their own."""
+noticed; a board reports at least every 250 ms (docs/devices.md), so a read seldom
+runs out. LIGHTS do not wait for it: they have a thread of their own."""
 
 MAX_PENDING_EVENTS = 4096
 """Events waiting for the consumer; beyond this the oldest snapshots are dropped (counted)."""

@@ -50,9 +50,16 @@ def write_lights(dev: Any, mask: int) -> None:
 class LightsWriter:
     """Writes the commands from ``commands`` to ``dev`` on a thread of its own, until END."""
 
-    def __init__(self, dev: Any, commands: queue.SimpleQueue[Command], name: str) -> None:
+    def __init__(
+        self,
+        dev: Any,
+        commands: queue.SimpleQueue[Command],
+        stop: threading.Event,
+        name: str,
+    ) -> None:
         self._dev = dev
         self._commands = commands
+        self._stop = stop
         self.lost: str | None = None
         """Why the board turned out to be gone, when a write found it so."""
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -70,7 +77,8 @@ class LightsWriter:
                 return
             if not future.set_running_or_notify_cancel():
                 continue
-            if self.lost is not None:
+            if self.lost is not None or self._stop.is_set():
+                # The board is gone, or the client closing: not delivered.
                 future.set_result(False)
                 continue
             try:

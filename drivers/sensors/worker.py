@@ -94,8 +94,13 @@ class BoardWorker:
         self._wake.set()
 
     def light(self, mask: int, future: concurrent.futures.Future[bool]) -> None:
-        """Send LIGHTS ``mask`` now, or when the board is back; answer ``future``."""
+        """Send LIGHTS ``mask`` now; answer ``future`` (False: not delivered, the board
+        is away, and the mask is sent when it returns)."""
         self._lights = mask
+        if self._stop.is_set():
+            # Stopping: the thread may have answered its last command already.
+            future.set_result(False)
+            return
         self._commands.put((mask, future))
         self._wake.set()
 
@@ -215,12 +220,13 @@ class BoardWorker:
 
     def _serve(self, dev: Any, online: BoardOnline) -> tuple[str | None, bool]:
         """Read reports until the board is lost (return why) or the client closes (None)."""
-        writer = LightsWriter(dev, self._commands, f"sensor-board lights {self.url}")
+        writer = LightsWriter(dev, self._commands, self._stop, f"sensor-board lights {self.url}")
         try:
             return self._read(dev, online, writer)
         finally:
             # What was asked before now is written, or answered False if the board is
-            # gone; what is asked after waits for the board to return.
+            # gone or the client closing; what is asked after is answered False until
+            # the board returns (the mask itself is lit again then).
             writer.end()
 
     def _read(self, dev: Any, online: BoardOnline, writer: LightsWriter) -> tuple[str | None, bool]:

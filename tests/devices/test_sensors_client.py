@@ -137,6 +137,27 @@ async def test_lights_do_not_wait_for_the_board_to_report() -> None:
         board.mute(False)
 
 
+async def test_lights_asked_once_closing_has_begun_are_answered_not_left_waiting() -> None:
+    """A LIGHTS asked for while the client closes is answered at once (False: not
+    delivered): the worker may already have answered its last command, and would never
+    take this one."""
+    async with SimulatedBoard() as board:
+        client = SensorBoardClient(board.url)
+        await client.open()
+        await online_with_snapshot(client)
+        thread = client._thread
+        assert thread is not None
+        closing = asyncio.create_task(client.close())
+        await asyncio.sleep(0)  # one turn: close() has stopped the worker and waits for it
+        # The worker's last act: its DONE is posted, not yet seen by close() (the loop is
+        # held here), which is when a LIGHTS asked for was left unanswered.
+        thread.join(WAIT_S)
+        assert not thread.is_alive()
+        assert await asyncio.wait_for(client.set_lights(1 << bit(1, 2)), WAIT_S) is False
+        async with asyncio.timeout(WAIT_S):
+            await closing
+
+
 async def test_bad_reports_are_counted_and_skipped() -> None:
     async with SimulatedBoard() as board, SensorBoardClient(board.url) as client:
         await online_with_snapshot(client)
