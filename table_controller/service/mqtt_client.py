@@ -126,11 +126,17 @@ class AckingClient(aiomqtt.Client):
     # -- paho callbacks, as registered by aiomqtt ---------------------------------
 
     def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
-        if self._writing_now:
+        if self._writing_now and self._on_loop():
             # publish_nowait writes at once; it watches the socket only if bytes are left.
             self._write_deferred = True
             return
         self._add_writer(client, sock.fileno())
+
+    def _on_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
 
     def _on_socket_unregister_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
         if self._write_deferred:
@@ -152,11 +158,7 @@ class AckingClient(aiomqtt.Client):
                 # when a deferred registration came after paho's withdrawal.
                 self._loop.remove_writer(fd)
 
-        try:
-            here = asyncio.get_running_loop() is self._loop
-        except RuntimeError:
-            here = False
-        if here:
+        if self._on_loop():
             self._loop.add_writer(fd, writable)
         else:
             # paho's connect runs in an executor thread: defer, as aiomqtt does.
