@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
+from table_controller.engine import Input
 from table_controller.engine.codec import input_from_json
 from table_controller.service.config import load_config
 from table_controller.service.journal import Journal
@@ -36,18 +38,15 @@ PACED_ROUNDS: Final = 20
 MAX_PAUSE_S: Final = 1.0
 
 
-def _inputs(journal_path: Path) -> list[tuple[datetime, Any]]:
+def _inputs(journal_path: Path) -> list[Input]:
     journal = Journal(journal_path, readonly=True)
     try:
-        inputs = [input_from_json(body) for body in journal.inputs()]
+        return [input_from_json(body) for body in journal.inputs()]
     finally:
         journal.close()
-    return [(inp.at, inp) for inp in inputs]
 
 
-def _feed(
-    config_path: Path, folder: Path, inputs: list[tuple[datetime, Any]], *, paced: bool
-) -> dict[str, Any]:
+def _feed(config_path: Path, folder: Path, inputs: list[Input], *, paced: bool) -> dict[str, Any]:
     cfg = load_config(config_path)
     with tempfile.TemporaryDirectory(prefix="bench-work-", dir=folder) as tmp:
         storage = cfg.storage.model_copy(update={"path": Path(tmp) / "work.sqlite3"})
@@ -55,21 +54,22 @@ def _feed(
         journal = Journal(cfg.storage.path)
         rounds = 0
 
-        def journaled(messages: Any) -> None:
+        def journaled(messages: Sequence[OutboxMessage]) -> None:
             nonlocal rounds
-            rounds += sum(1 for m in messages if _is_record(m))
+            rounds += sum(1 for m in messages if m.topic.endswith("/rounds"))
 
         try:
             runner = TableRunner(cfg, journal)
             runner.publish_journaled = journaled
-            cpu_ns, fed, last_at = 0, 0, None
-            for at, inp in inputs:
+            cpu_ns, fed = 0, 0
+            last_at: datetime | None = None
+            for inp in inputs:
                 if paced and rounds >= PACED_ROUNDS:
                     break
                 if paced and last_at is not None:
                     # Pacing, not waiting for anything: the pause the input had in the run.
-                    time.sleep(min(MAX_PAUSE_S, max(0.0, (at - last_at).total_seconds())))
-                last_at = at
+                    time.sleep(min(MAX_PAUSE_S, max(0.0, (inp.at - last_at).total_seconds())))
+                last_at = inp.at
                 start = time.thread_time_ns()
                 runner.handle(inp)
                 runner.flush_views()
@@ -83,10 +83,6 @@ def _feed(
         "ms_per_round": round(cpu_ns / 1e6 / max(1, rounds), 3),
         "us_per_input": round(cpu_ns / 1e3 / max(1, fed), 1),
     }
-
-
-def _is_record(message: OutboxMessage) -> bool:
-    return message.topic.endswith("/rounds")
 
 
 def work_cpu(config_path: Path, journal_path: Path, folder: Path) -> dict[str, Any]:
