@@ -2,9 +2,10 @@
 
 The floors are what the product's path cannot beat on this machine: one
 journal commit on a given disk (:func:`journal_commit_ms`, SQLite in WAL with
-``synchronous=FULL``, as the journal opens it) and a bare paho-mqtt publish →
+``synchronous=FULL``, as the journal opens it), a bare paho-mqtt publish →
 receive through a given broker (:func:`paho_floor`, QoS 1, MQTT 5, one message
-at a time).
+at a time), and what one wake of a thread costs the CPU with nothing done on it
+(:func:`wake_cpu_us`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import math
 import os
 import platform
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -160,6 +162,41 @@ def journal_commit_ms(folder: Path, samples: int, spacing_s: float = 0.0) -> dic
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{path}{suffix}")
     return summarize(times)
+
+
+def wake_cpu_us(samples: int, spacing_s: float) -> float:
+    """The CPU one wake costs this machine, with nothing done on it: µs a wake.
+
+    A thread blocks reading a socket and is woken by one byte every ``spacing_s``,
+    as a service's threads are woken by a device, a broker or a timer; its own CPU
+    clock (``time.thread_time_ns``, the kernel's count for that thread) over the
+    wakes, divided by them. A virtual machine's idle CPU makes each wake dearer
+    the longer it slept."""
+    if samples < 1:
+        raise ValueError("at least one sample")
+    reader_end, writer_end = socket.socketpair()
+    spent: list[int] = []
+
+    def reader() -> None:
+        reader_end.recv(1)  # the first byte starts the clock
+        start = time.thread_time_ns()
+        for _ in range(samples):
+            reader_end.recv(1)
+        spent.append(time.thread_time_ns() - start)
+
+    thread = threading.Thread(target=reader, name="bench-wake", daemon=True)
+    thread.start()
+    try:
+        for _ in range(samples + 1):
+            time.sleep(spacing_s)  # pacing, not waiting for anything
+            writer_end.send(b"w")
+        thread.join(EVENT_WAIT_S)
+    finally:
+        reader_end.close()
+        writer_end.close()
+    if not spent:
+        raise BenchError("the woken thread did not finish")
+    return round(spent[0] / samples / 1000, 1)
 
 
 class PahoClient:

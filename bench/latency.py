@@ -25,17 +25,22 @@ journal commit on the same disk (``bench/figures.py``), each at the idle run's
 pace (``floor_*`` and ``commit_*``: an idle machine's fsync and round trip are
 slower than back to back) and back to back (``back_to_back``), and the
 controller's CPU per round (``/proc/<pid>/stat`` user + system over the run,
-divided by the rounds). Its floor, ``work_cpu`` (``bench/work_cpu.py``): the
+divided by the rounds). Its floors: ``work_cpu`` (``bench/work_cpu.py``), the
 inputs the controller journaled in the run, fed again in this process to a table
 runner on a journal of its own (engine, messages, commit, views; nothing
-published), at the run's pace and back to back.
+published), at the run's pace and back to back; and its wakes: how often its
+threads blocked and woke in a round (``wakes_per_round``, from each thread's
+``/proc/<pid>/task/<tid>/status``; ``preemptions_per_round`` beside it), times
+what one bare wake costs this machine at the idle run's pace (``wake_cpu_us``,
+``bench/figures.py``): ``wake_floor_ms_per_round``, the CPU those wakes cost
+before anything is done on them.
 
 It prints the figures and writes ``bench/results/latency.json`` with
 ``p50_ms``, ``p99_ms``, ``max_ms``, ``floor_p50_ms``, ``floor_p99_ms``,
-``commit_p50_ms``, ``commit_p99_ms``, ``cpu_ms_per_round`` and
-``work_cpu_ms_per_round`` (idle) and the same under ``load`` with
-``round_settled_p99_ms``. ``--quick`` is a tiny run for the smoke test. Speed
-is measured here, never asserted in tests.
+``commit_p50_ms``, ``commit_p99_ms``, ``cpu_ms_per_round``,
+``work_cpu_ms_per_round``, ``wake_cpu_us`` and ``wake_floor_ms_per_round``
+(idle) and the same under ``load`` with ``round_settled_p99_ms``. ``--quick`` is
+a tiny run for the smoke test. Speed is measured here, never asserted in tests.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from bench.figures import (
     paho_floor,
     percentile,
     summarize,
+    wake_cpu_us,
     write_results,
 )
 from bench.work_cpu import work_cpu
@@ -142,6 +148,24 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def switches(pid: int) -> tuple[int, int]:
+    """Voluntary and involuntary context switches of all of process ``pid``'s threads
+    so far (``/proc/<pid>/task/<tid>/status``; a thread that has ended counts no more).
+    A voluntary switch is a thread blocking: each is followed by a wake."""
+    voluntary = involuntary = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text(encoding="ascii")
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread ended meanwhile
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                voluntary += int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches:"):
+                involuntary += int(line.split()[1])
+    return voluntary, involuntary
+
+
 async def run(
     broker: MosquittoBroker, folder: Path, cards: int, card_s: float, seed: int
 ) -> dict[str, Any]:
@@ -164,10 +188,15 @@ async def run(
                 try:
                     await dealer.open_table()
                     cpu_start, rounds_start = cpu_s(proc.pid), len(dealer.played)
+                    switches_start = switches(proc.pid)
                     async with asyncio.timeout(RUN_TIMEOUT_S):
                         while len(timing.card_ms) < cards:
                             await dealer.play_round()
                     cpu = cpu_s(proc.pid) - cpu_start
+                    woke, preempted = (
+                        end - start
+                        for end, start in zip(switches(proc.pid), switches_start, strict=True)
+                    )
                     rounds = len(dealer.played) - rounds_start
                 finally:
                     # SIGTERM: the controller publishes its final status and closes cleanly.
@@ -184,6 +213,8 @@ async def run(
         "round_settled_p99_ms": round(percentile(settled, 99), 3),
         "rounds": rounds,
         "cpu_ms_per_round": round(cpu * 1000 / max(1, rounds), 3),
+        "wakes_per_round": round(woke / max(1, rounds), 1),
+        "preemptions_per_round": round(preempted / max(1, rounds), 1),
         "work_cpu": work,
         "payload": timing.payload.decode(),
     }
@@ -209,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         floor = summarize(paho_floor(broker, payload, samples, IDLE_CARD_S))
         floor_burst = summarize(paho_floor(broker, payload, samples))
     commit = journal_commit_ms(args.journal_dir, samples, IDLE_CARD_S)
+    wake_us = wake_cpu_us(samples, IDLE_CARD_S)
     commit_burst = journal_commit_ms(args.journal_dir, samples)
     figures: dict[str, Any] = {
         "benchmark": "latency",
@@ -227,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpu_ms_per_round": idle["cpu_ms_per_round"],
         # The CPU's floor: the same inputs' work alone, in one thread, at the run's pace.
         "work_cpu_ms_per_round": idle["work_cpu"]["paced"]["ms_per_round"],
+        # What the controller's wakes alone cost here, with nothing done on them.
+        "wake_cpu_us": wake_us,
+        "wake_floor_ms_per_round": round(idle["wakes_per_round"] * wake_us / 1000, 3),
         "floors_every_s": IDLE_CARD_S,
         "back_to_back": {
             "floor_p50_ms": floor_burst["p50_ms"],
@@ -257,11 +292,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{work['back_to_back']['ms_per_round']} ms/round back to back "
             f"({work['back_to_back']['us_per_input']} µs an input)"
         )
+        print(
+            f"  its threads woke {fig['wakes_per_round']} times a round "
+            f"(and were preempted {fig['preemptions_per_round']} times)"
+        )
     print(
         f"floor, one every {IDLE_CARD_S} s: paho p50 {floor['p50_ms']} ms, p99 "
         f"{floor['p99_ms']} ms; one journal commit on {figures['filesystem']}: p50 "
         f"{commit['p50_ms']} ms, p99 {commit['p99_ms']} ms; load average "
         f"{figures['machine']['loadavg']}"
+    )
+    print(
+        f"floor, one wake every {IDLE_CARD_S} s with nothing done on it: {wake_us} µs of CPU; "
+        f"the idle run's wakes alone: {figures['wake_floor_ms_per_round']} ms/round"
     )
     print(
         f"floor, back to back: paho p50 {floor_burst['p50_ms']} ms, p99 "

@@ -71,6 +71,9 @@ def test_latency_bench_writes_its_figures(tmp_path: Path, seed: int) -> None:
         assert run["rounds"] >= 2
         assert 0 < run["round_settled_p50_ms"] <= run["round_settled_p99_ms"]
         assert run["cpu_ms_per_round"] > 0
+        # A round needs its threads to wake at least once per card.
+        assert run["wakes_per_round"] >= run["count"] / run["rounds"]
+        assert run["preemptions_per_round"] >= 0
         # The work's floor replays what the controller journaled: the run's rounds.
         work = run["work_cpu"]
         assert work["back_to_back"]["rounds"] >= run["rounds"]
@@ -83,6 +86,9 @@ def test_latency_bench_writes_its_figures(tmp_path: Path, seed: int) -> None:
         assert data[key] > 0
     assert data["p50_ms"] == data["idle"]["p50_ms"]
     assert data["work_cpu_ms_per_round"] == data["idle"]["work_cpu"]["paced"]["ms_per_round"]
+    assert data["wake_cpu_us"] > 0
+    wakes = data["idle"]["wakes_per_round"] * data["wake_cpu_us"] / 1000
+    assert data["wake_floor_ms_per_round"] == pytest.approx(wakes, abs=0.001)
     assert data["meets"]["p99_ms"] is (data["p99_ms"] <= 2.0)
 
 

@@ -1,0 +1,33 @@
+"""The benchmarks' own measuring tools: they count what they say they count."""
+
+from __future__ import annotations
+
+import os
+import select
+
+import pytest
+
+from bench.figures import wake_cpu_us
+from bench.latency import switches
+
+
+def test_switches_count_each_time_a_thread_of_the_process_blocks() -> None:
+    blocks = 50
+    before, _ = switches(os.getpid())
+    for _ in range(blocks):
+        # Blocking is what is counted: a select on nothing for 1 ms always blocks.
+        select.select([], [], [], 0.001)
+    after, _ = switches(os.getpid())
+    assert after - before >= blocks
+
+
+def test_switches_of_another_process_read_its_threads() -> None:
+    voluntary, involuntary = switches(os.getppid())
+    assert voluntary > 0
+    assert involuntary >= 0
+
+
+def test_a_wake_costs_some_cpu_and_the_samples_are_checked() -> None:
+    assert wake_cpu_us(5, 0.001) > 0
+    with pytest.raises(ValueError, match="at least one sample"):
+        wake_cpu_us(0, 0.001)
