@@ -140,28 +140,42 @@ def journal_commit_ms(folder: Path, samples: int, spacing_s: float = 0.0) -> dic
     as ``table_controller.service.journal`` opens it, one small row a transaction.
 
     ``spacing_s`` paces the commits as the table's inputs come: a disk (a virtual
-    one most of all) that was idle takes longer over an fsync than one kept busy."""
+    one most of all) that was idle takes longer over an fsync than one kept busy.
+    The WAL is as a table's is once its first checkpoint is behind it: written
+    over from its start, not grown (an fsync of a file that grew writes its new
+    size too). ``wal_bytes_grown`` says how much it grew all the same."""
     path = folder / f"commit-probe-{uuid.uuid4().hex}.sqlite3"
     db = sqlite3.connect(path, isolation_level=None)
+    body = "x" * 200
+
+    def commit() -> None:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO probe (body) VALUES (?)", (body,))
+        db.execute("COMMIT")
+
     try:
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = FULL")
         db.execute("CREATE TABLE probe (n INTEGER PRIMARY KEY, body TEXT NOT NULL)")
-        body = "x" * 200
+        # A WAL long enough for the samples, checkpointed: they write over it.
+        for _ in range(samples + 1):
+            commit()
+        db.execute("PRAGMA wal_checkpoint(RESTART)")
+        wal = Path(f"{path}-wal")
+        wal_before = wal.stat().st_size
         times: list[float] = []
         for _ in range(samples):
             time.sleep(spacing_s)
             start = time.perf_counter_ns()
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("INSERT INTO probe (body) VALUES (?)", (body,))
-            db.execute("COMMIT")
+            commit()
             times.append((time.perf_counter_ns() - start) / 1e6)
+        grown = wal.stat().st_size - wal_before
     finally:
         db.close()
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{path}{suffix}")
-    return summarize(times)
+    return {**summarize(times), "wal_bytes_grown": grown}
 
 
 def wake_cpu_us(samples: int, spacing_s: float) -> float:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import select
+from pathlib import Path
 
 import pytest
 
-from bench.figures import wake_cpu_us
+from bench.figures import journal_commit_ms, wake_cpu_us
 from bench.latency import switches
 
 
@@ -31,3 +32,10 @@ def test_a_wake_costs_some_cpu_and_the_samples_are_checked() -> None:
     assert wake_cpu_us(5, 0.001) > 0
     with pytest.raises(ValueError, match="at least one sample"):
         wake_cpu_us(0, 0.001)
+
+
+def test_the_commit_probe_writes_over_its_wal_as_a_table_in_service_does(tmp_path: Path) -> None:
+    figures = journal_commit_ms(tmp_path, 30)
+    assert figures["count"] == 30
+    assert figures["wal_bytes_grown"] == 0
+    assert list(tmp_path.iterdir()) == []  # the probe's files are gone
