@@ -89,7 +89,9 @@ def summary(out_dir: Path, names: Sequence[str]) -> list[str]:
             f"{lat['max_ms']} ms over {lat['cards']} cards (floor p50 {lat['floor_p50_ms']}, "
             f"commit p50 {lat['commit_p50_ms']}); p99 ≤ 2 ms: {_verdict(meets['p99_ms'])}, "
             f"p50 ≤ 2×floor+commit: {_verdict(meets['p50_ms'])}; CPU "
-            f"{lat['cpu_ms_per_round']} ms/round: {_verdict(meets['cpu_ms_per_round'])}"
+            f"{lat['cpu_ms_per_round']} ms/round: {_verdict(meets['cpu_ms_per_round'])} "
+            f"(its floors: the work alone {lat['work_cpu_ms_per_round']}, its wakes alone "
+            f"{lat['wake_floor_ms_per_round']} ms/round)"
         )
         load = lat["load"]
         lines.append(

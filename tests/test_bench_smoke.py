@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from bench.__main__ import summary
+
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_S = 100.0
 MACHINE_KEYS = {"nproc", "cpu", "python", "implementation", "arch", "kernel", "broker", "loadavg"}
@@ -90,6 +92,11 @@ def test_latency_bench_writes_its_figures(tmp_path: Path, seed: int) -> None:
     wakes = data["idle"]["wakes_per_round"] * data["wake_cpu_us"] / 1000
     assert data["wake_floor_ms_per_round"] == pytest.approx(wakes, abs=0.001)
     assert data["meets"]["p99_ms"] is (data["p99_ms"] <= 2.0)
+    # make bench's summary line sets the CPU beside its floors.
+    (line, _) = summary(tmp_path, ["latency"])
+    assert f"CPU {data['cpu_ms_per_round']} ms/round" in line
+    assert f"the work alone {data['work_cpu_ms_per_round']}" in line
+    assert f"its wakes alone {data['wake_floor_ms_per_round']} ms/round" in line
 
 
 def test_journal_bench_writes_its_figures(tmp_path: Path) -> None:
