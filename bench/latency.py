@@ -148,21 +148,34 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def switches(pid: int) -> tuple[int, int]:
-    """Voluntary and involuntary context switches of all of process ``pid``'s threads
-    so far (``/proc/<pid>/task/<tid>/status``; a thread that has ended counts no more).
-    A voluntary switch is a thread blocking: each is followed by a wake."""
-    voluntary = involuntary = 0
+def switches(pid: int) -> dict[str, tuple[int, int]]:
+    """Each of process ``pid``'s threads, by id: its voluntary and involuntary context
+    switches so far (``/proc/<pid>/task/<tid>/status``). A voluntary switch is a
+    thread blocking: each is followed by a wake."""
+    counts: dict[str, tuple[int, int]] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             status = (task / "status").read_text(encoding="ascii")
         except (FileNotFoundError, ProcessLookupError):
             continue  # the thread ended meanwhile
-        for line in status.splitlines():
-            if line.startswith("voluntary_ctxt_switches:"):
-                voluntary += int(line.split()[1])
-            elif line.startswith("nonvoluntary_ctxt_switches:"):
-                involuntary += int(line.split()[1])
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        counts[task.name] = (
+            int(fields["voluntary_ctxt_switches"]),
+            int(fields["nonvoluntary_ctxt_switches"]),
+        )
+    return counts
+
+
+def switched(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
+) -> tuple[int, int]:
+    """Voluntary and involuntary switches between two :func:`switches` of one process,
+    summed over its threads (one that ended in between is not counted)."""
+    voluntary = involuntary = 0
+    for tid, (v, n) in after.items():
+        v0, n0 = before.get(tid, (0, 0))
+        voluntary += v - v0
+        involuntary += n - n0
     return voluntary, involuntary
 
 
@@ -193,10 +206,7 @@ async def run(
                         while len(timing.card_ms) < cards:
                             await dealer.play_round()
                     cpu = cpu_s(proc.pid) - cpu_start
-                    woke, preempted = (
-                        end - start
-                        for end, start in zip(switches(proc.pid), switches_start, strict=True)
-                    )
+                    woke, preempted = switched(switches_start, switches(proc.pid))
                     rounds = len(dealer.played) - rounds_start
                 finally:
                     # SIGTERM: the controller publishes its final status and closes cleanly.
