@@ -107,7 +107,12 @@ class Inbox:
         if not self._ours("replay", replay):
             return
         first, last = replay.from_feed_seq, replay.to_feed_seq
-        held = self.runner.journal.feed_range(first, last)
+        if last > self.runner.messages.feed_seq:
+            # Numbers not handed out yet are not "no longer held": nothing to say of them.
+            newest = self.runner.messages.feed_seq
+            log.info("replay for %s asks up to %d; the newest is %d", replay.recorder, last, newest)
+            last = self.runner.messages.feed_seq
+        held = self.runner.journal.feed_range(first, last) if first <= last else []
         for _, msg in held:
             self._republish(msg)
         missing = _ranges(range(first, last + 1), {seq for seq, _ in held})
@@ -132,15 +137,7 @@ class Inbox:
             "resolved_by": None,
         }
         log.warning("REPLAY_UNAVAILABLE: %s", alert["message"])
-        before = runner.messages.feed_seq
-        msg = runner.messages.service_alert(alert, ts=runner.clock(), key=key)
-        try:
-            runner.journal.enqueue([msg])
-        except JournalFault:
-            runner.messages.feed_seq = before
-            self._republish(msg)
-            return
-        runner.wake_publisher()
+        runner.journal_service_alert(alert, ts=runner.clock(), key=key)
 
     def _ignore(self, kind: str, why: str) -> None:
         self.ignored[kind] += 1

@@ -33,7 +33,6 @@ journaled: the engine, which the journal rebuilds at any start, gives them again
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -53,21 +52,19 @@ from table_controller.engine import (
     Input,
     Output,
     Phase,
-    Refusal,
     RoundRecorded,
     SetLights,
-    SpotsChanged,
     device_states,
     input_to_json,
     state_view,
     stats_view,
 )
-from table_controller.engine.inputs import CardRead, CoverRead, Misread, ReadGap, ShoeStatus
 from table_controller.service.binding import bind, last_round_hash, restore, table_setup
 from table_controller.service.checkpoint import CHECKPOINT_VERSION, dump_state
 from table_controller.service.config import TableConfig
 from table_controller.service.errors import JournalFault
 from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.journal_fault import JournalFaults
 from table_controller.service.messages import MessageFactory
 
 log = logging.getLogger(__name__)
@@ -77,8 +74,6 @@ PREDECESSORS_KEPT: Final = 16
 NOT_CONNECTED_SINCE_START = "not connected since the controller started"
 # Issue 11: a checkpoint at the end of each shoe and at least every so many inputs.
 CHECKPOINT_EVERY: Final = 1000
-JOURNAL_FAULT_SHOW: Final = "JOURNAL FAULT: CALL TECH"
-_SHOE_INPUTS: Final = (CardRead, Misread, CoverRead, ReadGap, ShoeStatus)
 
 __all__ = ["NOT_CONNECTED_SINCE_START", "TableRunner", "table_setup", "utc_now"]
 
@@ -94,7 +89,7 @@ def _shoe_ended(phase_before: Phase, phase_after: Phase, outputs: list[Output]) 
     return any(isinstance(o, Event) and o.type is EventType.SHOE_STARTED for o in outputs)
 
 
-class TableRunner:
+class TableRunner(JournalFaults):
     """The table's engine, journal and outbox, and the queues to its devices."""
 
     def __init__(
@@ -157,14 +152,8 @@ class TableRunner:
         self.lights_mask = 0
         # The serial number of the sensor board in use, once it is found.
         self.board_serial: str | None = None
-        # JOURNAL_FAULT: the failed commit's message while it lasts, and what to redo.
-        self.fault: str | None = None
-        self.fault_raised = asyncio.Event()
-        self.shoe_resync = asyncio.Event()
-        self._faults = 0
-        self._fault_at: datetime | None = None
-        self._shoe_missed = False
-        self._spots_missed: SpotsChanged | None = None
+        # JOURNAL_FAULT (journal_fault.py): what failed, what to redo, what is owed.
+        self._init_faults()
         if self.replayed or restored.checkpoint_n is not None:
             log.info(
                 "table rebuilt from checkpoint %s and %d journaled inputs: round %s, phase %s",
@@ -180,7 +169,8 @@ class TableRunner:
         phase_before = self.engine.phase
         outputs = self.engine.feed(inp)
         feed_before, chain_before = self.messages.feed_seq, self.messages.prev_hash
-        messages: list[OutboxMessage] = []
+        # What a journal fault left owed goes first, so feed_seq follows the outbox's order.
+        messages = self._owed_messages()
         for out in outputs:
             if isinstance(out, Event):
                 messages.extend(self.messages.event(out))
@@ -204,6 +194,7 @@ class TableRunner:
             return False
         self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
         self.inputs_handled += 1
+        self._owed_journaled()
         for out in outputs:
             if isinstance(out, ConsoleReply | ConsoleShow):
                 self.console_out.put_nowait(out)
@@ -225,89 +216,6 @@ class TableRunner:
         if self.fault is not None:
             self._fault_resolved()
         return True
-
-    # -- JOURNAL_FAULT -------------------------------------------------------
-    def _refuse(self, inp: Input, detail: str) -> None:
-        """JOURNAL_FAULT (docs/rules.md): the input is not acted on: say so, keep what to redo."""
-        if isinstance(inp, ConsolePress):
-            self.console_out.put_nowait(ConsoleReply(inp.k, Refusal.JOURNAL_FAULT))
-        elif isinstance(inp, _SHOE_INPUTS):
-            self._shoe_missed = True
-        elif isinstance(inp, SpotsChanged):
-            self._spots_missed = inp
-        if self.fault is None:
-            self._fault_raised(detail)
-        else:
-            log.debug("input not journaled (journal fault): %s", type(inp).__name__)
-
-    def _fault_alert(self, resolved_by: str | None) -> dict[str, Any]:
-        return {
-            "alert": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.journal.epoch}/jf/{self._faults}")),
-            "code": "JOURNAL_FAULT",
-            "severity": "critical",
-            "message": f"the journal cannot commit: {self.fault}",
-            "round_id": self.engine.round_id,
-            "position": None,
-            "spot": None,
-            "resolved_by": resolved_by,
-        }
-
-    def _fault_raised(self, detail: str) -> None:
-        self._faults += 1
-        self.fault = detail
-        self._fault_at = self.clock()
-        self.fault_raised.set()
-        log.critical("JOURNAL_FAULT: %s", detail)
-        self.console_out.put_nowait(ConsoleShow(JOURNAL_FAULT_SHOW))
-        # The journal cannot carry these: they go out from memory (and the raised
-        # alert is journaled once commits succeed again).
-        alert = self.messages.envelope.alert(self._fault_alert(None), ts=self._fault_at)
-        self.publish_unjournaled(alert)
-        self.publish_unjournaled(self.status_message())
-        self.devices_changed.set()
-
-    def retry_journal(self) -> bool:
-        """While a fault lasts: try to commit the fault's alert. True when the fault is over."""
-        if self.fault is None:
-            return True
-        at = self._fault_at or self.clock()
-        before = self.messages.feed_seq
-        raised = self.messages.service_alert(
-            self._fault_alert(None), ts=at, key=f"jf-{self._faults}-raised"
-        )
-        try:
-            self.journal.enqueue([raised])
-        except JournalFault as exc:
-            self.messages.feed_seq = before
-            log.debug("journal still faulty: %s", exc)
-            return False
-        self._fault_resolved()
-        return True
-
-    def _fault_resolved(self) -> None:
-        detail, self.fault = self.fault, None
-        self.fault_raised.clear()
-        log.warning("journal commits succeed again (was: %s)", detail)
-        now = self.clock()
-        resolved = self.messages.service_alert(
-            {**self._fault_alert("JOURNAL"), "message": f"the journal commits again: {detail}"},
-            ts=now,
-            key=f"jf-{self._faults}-resolved",
-        )
-        try:
-            self.journal.enqueue([resolved])
-        except JournalFault as exc:
-            self._fault_raised(str(exc))
-            return
-        self.console_out.put_nowait(ConsoleShow("JOURNAL OK"))
-        self.devices_changed.set()
-        self.wake_publisher()
-        if self._shoe_missed:
-            self._shoe_missed = False
-            self.shoe_resync.set()
-        spots, self._spots_missed = self._spots_missed, None
-        if spots is not None:
-            self.handle(dataclasses.replace(spots, at=now))
 
     # -- views ----------------------------------------------------------------
     def flush_views(self) -> None:

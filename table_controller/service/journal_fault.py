@@ -1,0 +1,199 @@
+"""``JOURNAL_FAULT`` (docs/rules.md): what the runner does while its journal cannot commit.
+
+The input that could not be journaled is not acted on: a press gets
+``NAK,<k>,JOURNAL_FAULT``, a shoe read is asked for again (``RESEND``) and the
+latest sensor snapshot taken again once commits succeed.
+
+The alerts the service raises itself (``JOURNAL_FAULT``, ``REPLAY_UNAVAILABLE``)
+are journaled like every alert, with their ``feed_seq``. One the journal cannot
+take now goes out at once from memory as a notice (its own id, no ``feed_seq``:
+a number handed out before it is on the disk could be handed out again after a
+restart) and is **owed**: the first commit that succeeds, whichever it is (the
+next input's, or the fault task's retry), journals every owed alert first, in
+the order they were raised, so ``feed_seq`` stays one unbroken run in the
+outbox's order. Each fault is its own alert: its ids name this process's
+``instance`` and the fault's number in it, so a later process's fault never
+takes an id the journal already holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from table_controller.engine import (
+    ConsolePress,
+    ConsoleReply,
+    ConsoleShow,
+    Input,
+    Refusal,
+    RoundEngine,
+    SpotsChanged,
+)
+from table_controller.engine.inputs import CardRead, CoverRead, Misread, ReadGap, ShoeStatus
+from table_controller.service.errors import JournalFault
+from table_controller.service.journal import Journal, OutboxMessage
+from table_controller.service.messages import MessageFactory
+
+log = logging.getLogger("table_controller.service.runner")
+
+JOURNAL_FAULT_SHOW: Final = "JOURNAL FAULT: CALL TECH"
+_SHOE_INPUTS: Final = (CardRead, Misread, CoverRead, ReadGap, ShoeStatus)
+
+
+@dataclass(frozen=True, slots=True)
+class OwedAlert:
+    """An alert sent from memory that the next successful commit journals."""
+
+    alert: Mapping[str, Any]
+    ts: datetime
+    key: str
+
+
+class JournalFaults:
+    """The runner's side of a journal fault (mixed into ``TableRunner``)."""
+
+    # Provided by the runner.
+    journal: Journal
+    messages: MessageFactory
+    engine: RoundEngine
+    instance: str
+    clock: Callable[[], datetime]
+    console_out: asyncio.Queue[ConsoleReply | ConsoleShow]
+    devices_changed: asyncio.Event
+    wake_publisher: Callable[[], None]
+    publish_unjournaled: Callable[[OutboxMessage], None]
+
+    def _init_faults(self) -> None:
+        # The failed commit's message while it lasts, and what to redo.
+        self.fault: str | None = None
+        self.fault_raised = asyncio.Event()
+        self.shoe_resync = asyncio.Event()
+        self._faults = 0
+        self._fault_at: datetime | None = None
+        self._shoe_missed = False
+        self._spots_missed: SpotsChanged | None = None
+        self._owed: list[OwedAlert] = []
+
+    def handle(self, inp: Input) -> bool:  # the runner's
+        raise NotImplementedError
+
+    # -- owed alerts -------------------------------------------------------------
+    def _owed_messages(self) -> list[OutboxMessage]:
+        """The owed alerts as feed messages, numbered now: the caller journals them first
+        and, when its commit fails, sets ``messages.feed_seq`` back."""
+        return [self.messages.service_alert(o.alert, ts=o.ts, key=o.key) for o in self._owed]
+
+    def _owed_journaled(self) -> None:
+        self._owed.clear()
+
+    def _owe(self, alert: Mapping[str, Any], *, ts: datetime, key: str) -> None:
+        self.publish_unjournaled(self.messages.envelope.alert(dict(alert), ts=ts))
+        self._owed.append(OwedAlert(alert, ts, key))
+
+    def journal_service_alert(
+        self, alert: Mapping[str, Any], *, ts: datetime, key: str
+    ) -> JournalFault | None:
+        """Journal an alert the service raises itself, after any owed; when the journal
+        cannot take it, send it from memory and owe it. The commit's fault, if any."""
+        before = self.messages.feed_seq
+        msgs = [*self._owed_messages(), self.messages.service_alert(alert, ts=ts, key=key)]
+        try:
+            self.journal.enqueue(msgs)
+        except JournalFault as exc:
+            self.messages.feed_seq = before
+            self._owe(alert, ts=ts, key=key)
+            return exc
+        self._owed_journaled()
+        self.wake_publisher()
+        return None
+
+    # -- the fault -----------------------------------------------------------------
+    def _refuse(self, inp: Input, detail: str) -> None:
+        """The input is not acted on: say so, keep what to redo."""
+        if isinstance(inp, ConsolePress):
+            self.console_out.put_nowait(ConsoleReply(inp.k, Refusal.JOURNAL_FAULT))
+        elif isinstance(inp, _SHOE_INPUTS):
+            self._shoe_missed = True
+        elif isinstance(inp, SpotsChanged):
+            self._spots_missed = inp
+        if self.fault is None:
+            self._fault_raised(detail)
+        else:
+            log.debug("input not journaled (journal fault): %s", type(inp).__name__)
+
+    def _fault_key(self) -> str:
+        return f"jf-{self.instance}-{self._faults}"
+
+    def _fault_alert(self, resolved_by: str | None) -> dict[str, Any]:
+        alert_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{self.journal.epoch}/{self._fault_key()}")
+        return {
+            "alert": str(alert_id),
+            "code": "JOURNAL_FAULT",
+            "severity": "critical",
+            "message": f"the journal cannot commit: {self.fault}",
+            "round_id": self.engine.round_id,
+            "position": None,
+            "spot": None,
+            "resolved_by": resolved_by,
+        }
+
+    def _fault_raised(self, detail: str) -> None:
+        self._faults += 1
+        self.fault = detail
+        self._fault_at = at = self.clock()
+        self.fault_raised.set()
+        log.critical("JOURNAL_FAULT: %s", detail)
+        self.console_out.put_nowait(ConsoleShow(JOURNAL_FAULT_SHOW))
+        # The journal cannot carry it now: out from memory, and owed to the next commit.
+        self._owe(self._fault_alert(None), ts=at, key=f"{self._fault_key()}-raised")
+        self.publish_unjournaled(self.status_message())
+        self.devices_changed.set()
+
+    def status_message(self, *, online: bool = True) -> OutboxMessage:  # the runner's
+        raise NotImplementedError
+
+    def retry_journal(self) -> bool:
+        """While a fault lasts: try to journal what is owed. True when the fault is over."""
+        if self.fault is None:
+            return True
+        before = self.messages.feed_seq
+        try:
+            self.journal.enqueue(self._owed_messages())
+        except JournalFault as exc:
+            self.messages.feed_seq = before
+            log.debug("journal still faulty: %s", exc)
+            return False
+        self._owed_journaled()
+        self._fault_resolved()
+        return True
+
+    def _fault_resolved(self) -> None:
+        """A commit succeeded: the fault is over. Journal its resolution, then redo."""
+        detail, self.fault = self.fault, None
+        self.fault_raised.clear()
+        log.warning("journal commits succeed again (was: %s)", detail)
+        resolved = {
+            **self._fault_alert("JOURNAL"),
+            "message": f"the journal commits again: {detail}",
+        }
+        failed = self.journal_service_alert(
+            resolved, ts=self.clock(), key=f"{self._fault_key()}-resolved"
+        )
+        if failed is not None:
+            self._fault_raised(str(failed))
+            return
+        self.console_out.put_nowait(ConsoleShow("JOURNAL OK"))
+        self.devices_changed.set()
+        if self._shoe_missed:
+            self._shoe_missed = False
+            self.shoe_resync.set()
+        spots, self._spots_missed = self._spots_missed, None
+        if spots is not None:
+            self.handle(dataclasses.replace(spots, at=self.clock()))

@@ -1,0 +1,199 @@
+"""The feed through a journal fault (docs/rules.md ``JOURNAL_FAULT``, docs/feed.md ``feed_seq``):
+on a real full disk, every alert the table raises about it is journaled once commits succeed
+again, whichever commit succeeds first; ``feed_seq`` stays one unbroken run, one number per
+message; and a fault in a later process is a new alert, never an id the journal already holds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from table_controller.engine.inputs import CardRead
+from table_controller.feed.payloads import parse_payload
+from table_controller.service.inbox import Inbox
+from table_controller.service.journal import Journal
+from table_controller.service.outbox import OutboxMessage
+from table_controller.service.runner import TableRunner
+from tests.service.journal_tables import config, fill, session
+
+
+def runner_on(path: Path) -> TableRunner:
+    return TableRunner(config(path), Journal(path))
+
+
+def journaled(runner: TableRunner) -> list[dict[str, Any]]:
+    """Every feed message the journal holds (sent or not), in outbox order."""
+    rows = runner.journal.feed_range(1, runner.messages.feed_seq + 10)
+    return [json.loads(msg.payload) for _, msg in rows]
+
+
+def fault_alerts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if m.get("code") == "JOURNAL_FAULT"]
+
+
+def up_to_the_deal(runner: TableRunner) -> Iterator[CardRead]:
+    """Feed the first round up to its first card; yield that card and the ones after it."""
+    inputs = session(2)
+    deal = next(i for i, inp in enumerate(inputs) if isinstance(inp, CardRead))
+    for inp in inputs[:deal]:
+        assert runner.handle(inp)
+    yield from (inp for inp in inputs[deal:] if isinstance(inp, CardRead))
+
+
+def assert_one_run(messages: list[dict[str, Any]]) -> None:
+    seqs = [m["feed_seq"] for m in messages]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert len({m["id"] for m in messages}) == len(messages)
+
+
+def test_a_fault_ended_by_the_next_input_journals_its_raised_alert(small_disk: Path) -> None:
+    runner = runner_on(small_disk / "j.sqlite3")
+    try:
+        card = next(up_to_the_deal(runner))
+        filler = fill(small_disk)
+        assert not runner.handle(card)
+        filler.unlink()
+        # The shoe's next read, not the fault task, is the first commit to succeed.
+        assert runner.handle(dataclasses.replace(card))
+        assert runner.fault is None
+        messages = journaled(runner)
+        alerts = fault_alerts(messages)
+        assert [a["resolved_by"] for a in alerts] == [None, "JOURNAL"]
+        assert alerts[0]["alert"] == alerts[1]["alert"]
+        assert_one_run(messages)
+    finally:
+        runner.journal.close()
+
+
+def test_a_fault_in_a_later_process_is_a_new_alert(small_disk: Path) -> None:
+    path = small_disk / "j.sqlite3"
+    runner = runner_on(path)
+    card: CardRead | None = None
+    for process in range(2):
+        if process:
+            runner = runner_on(path)
+        try:
+            card = card or next(up_to_the_deal(runner))
+            filler = fill(small_disk)
+            assert not runner.handle(dataclasses.replace(card))
+            filler.unlink()
+            assert runner.retry_journal()
+        finally:
+            runner.journal.close()
+    reader = Journal(path, readonly=True)
+    try:
+        rows = reader.feed_range(1, 10_000)
+    finally:
+        reader.close()
+    messages = [json.loads(msg.payload) for _, msg in rows]
+    alerts = fault_alerts(messages)
+    assert [a["resolved_by"] for a in alerts] == [None, "JOURNAL", None, "JOURNAL"]
+    assert alerts[0]["alert"] == alerts[1]["alert"] != alerts[2]["alert"] == alerts[3]["alert"]
+    assert len({a["id"] for a in alerts}) == 4
+    assert_one_run(messages)
+
+
+def test_a_disk_that_fills_again_at_once_leaves_no_gap_in_feed_seq(small_disk: Path) -> None:
+    runner = runner_on(small_disk / "j.sqlite3")
+    try:
+        cards = up_to_the_deal(runner)
+        card = next(cards)
+        filler = fill(small_disk)
+        assert not runner.handle(card)
+        filler.unlink()
+        fillers: list[Path] = []
+
+        def refill(messages: object) -> None:
+            # The input's commit went through; the disk is full again before the next one.
+            if not fillers:
+                fillers.append(fill(small_disk))
+
+        runner.publish_journaled = refill
+        assert runner.handle(dataclasses.replace(card))
+        assert runner.fault is not None  # the resolution could not be journaled: a new fault
+        fillers[0].unlink()
+        assert runner.retry_journal()
+        assert runner.handle(next(cards))
+        messages = journaled(runner)
+        alerts = fault_alerts(messages)
+        # Both faults journaled, raised and resolved, and no number skipped.
+        assert [a["resolved_by"] for a in alerts] == [None, "JOURNAL", None, "JOURNAL"]
+        assert alerts[0]["alert"] == alerts[1]["alert"] != alerts[2]["alert"] == alerts[3]["alert"]
+        assert_one_run(messages)
+    finally:
+        runner.journal.close()
+
+
+def test_replay_unavailable_during_a_fault_shares_no_feed_seq(small_disk: Path) -> None:
+    runner = runner_on(small_disk / "j.sqlite3")
+    sent: list[OutboxMessage] = []
+    runner.publish_unjournaled = sent.append
+    inbox = Inbox(runner, republish=sent.append, on_yield=print, on_rival_yields=lambda: None)
+    try:
+        cards = up_to_the_deal(runner)
+        card = next(cards)
+        # The first message is no longer held (as if pruned).
+        runner.journal._db.execute("DELETE FROM outbox WHERE feed_seq = 1")
+        filler = fill(small_disk)
+        assert not runner.handle(card)
+        last = runner.messages.feed_seq
+        replay = {
+            "schema": "table-replay/1",
+            "id": "5b0c3f43-5d0e-4d35-9b1c-5e3c6f5f2a11",
+            "table": "war-07",
+            "site": "main-floor",
+            "ts": "2026-12-02T03:00:00.000Z",
+            "recorder": "rec-1",
+            "epoch": runner.journal.epoch,
+            "from_feed_seq": 1,
+            "to_feed_seq": last,
+        }
+        inbox.handle(f"{runner.cfg.topic_prefix}/replay", json.dumps(replay).encode())
+        filler.unlink()
+        assert runner.retry_journal()
+        assert runner.handle(next(cards))
+        messages = journaled(runner)
+        unavailable = [m for m in messages if m.get("code") == "REPLAY_UNAVAILABLE"]
+        assert len(unavailable) == 1
+        # What went out from memory during the fault carries no number another message has.
+        numbers = {m["feed_seq"] for m in messages}
+        for msg in sent:
+            body = parse_payload(msg.payload).model_dump()
+            if body.get("feed_seq") is not None:
+                match = [m for m in messages if m["feed_seq"] == body["feed_seq"]]
+                assert match, body
+                assert match[0]["id"] == body["id"], body
+        assert numbers == set(range(2, len(messages) + 2))
+    finally:
+        runner.journal.close()
+
+
+def test_replay_beyond_the_newest_feed_seq_claims_nothing_unheld(tmp_path: Path) -> None:
+    runner = runner_on(tmp_path / "j.sqlite3")
+    sent: list[OutboxMessage] = []
+    inbox = Inbox(runner, republish=sent.append, on_yield=print, on_rival_yields=lambda: None)
+    try:
+        for inp in session(1)[:30]:
+            runner.handle(inp)
+        last = runner.messages.feed_seq
+        assert last > 0
+        replay = {
+            "schema": "table-replay/1",
+            "id": "5b0c3f43-5d0e-4d35-9b1c-5e3c6f5f2a12",
+            "table": "war-07",
+            "site": "main-floor",
+            "ts": "2026-12-02T03:00:00.000Z",
+            "recorder": "rec-1",
+            "epoch": runner.journal.epoch,
+            "from_feed_seq": last,
+            "to_feed_seq": last + 50,
+        }
+        inbox.handle(f"{runner.cfg.topic_prefix}/replay", json.dumps(replay).encode())
+        assert [json.loads(m.payload)["feed_seq"] for m in sent] == [last]
+        codes = [m.get("code") for m in journaled(runner)]
+        assert "REPLAY_UNAVAILABLE" not in codes
+    finally:
+        runner.journal.close()
