@@ -270,7 +270,20 @@ async def connect(client: AckingClient) -> None:
         raise
 
 
-async def disconnect(client: AckingClient) -> None:
+WILL_DISCONNECT: Final = 0x04
+"""MQTT 5 DISCONNECT reason "Disconnect with Will Message": the broker publishes the will."""
+
+
+async def disconnect(client: AckingClient, *, with_will: bool = False) -> None:
+    """Close the connection cleanly; ``with_will``: and have the broker publish the last
+    will (MQTT 5 only: a 3.1.1 clean disconnect always discards it)."""
+    paho_client = client._client
+    if with_will and paho_client.protocol == paho.MQTTv5 and not client.lost.done():
+        reason = ReasonCode(PacketTypes.DISCONNECT, identifier=WILL_DISCONNECT)
+        if paho_client.disconnect(reasoncode=reason) == paho.MQTT_ERR_SUCCESS:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                    await asyncio.shield(client.lost)
     with contextlib.suppress(aiomqtt.MqttError):
         await client.__aexit__(None, None, None)
 

@@ -13,8 +13,11 @@ whenever the connection goes, for as long as the service runs.
 * The last will is the retained ``status`` with ``online: false``, built at
   each connect (its ``ts`` is the time of that connect); under MQTT 5 it waits
   a few seconds for a reconnect to the session (``mqtt_client.py``). A clean
-  shutdown calls :meth:`Publisher.publish_final` while connected, then cancels
-  :meth:`Publisher.run`, which disconnects cleanly (the broker drops the will).
+  shutdown sends the final status (through the outbox, and waits for the drain; or
+  :meth:`Publisher.publish_final` while connected), then cancels :meth:`Publisher.run`,
+  which disconnects cleanly (the broker drops the will), or, when the final status
+  was not acknowledged (:meth:`Publisher.leave_will`), with reason 0x04, so that the
+  broker publishes the will.
 * What the journal cannot take while it faults (docs/rules.md ``JOURNAL_FAULT``) is
   offered from memory (:meth:`Publisher.offer`), ahead of the outbox.
 
@@ -183,6 +186,9 @@ class Publisher(Drain):
         self._held_back = False
         self._idle = asyncio.Event()
         self._closing = False
+        # At a stop whose final status the broker did not acknowledge: the last disconnect
+        # asks the broker to publish the will, so the table is not left "online".
+        self._will_on_close = False
         self._up_since: float | None = None
         self._peer_closes = 0
         self._reported_down = False
@@ -242,6 +248,11 @@ class Publisher(Drain):
         """
         await self._idle.wait()
 
+    def leave_will(self) -> None:
+        """The final status was not acknowledged: end the connection so that the broker
+        publishes the last will (``online: false``) instead of discarding it."""
+        self._will_on_close = True
+
     async def publish_final(self, msg: OutboxMessage, timeout_s: float) -> bool:
         """At a clean shutdown: publish ``msg`` (status ``online: false``) now.
 
@@ -285,7 +296,7 @@ class Publisher(Drain):
                     self._connected(client)
                     await self._serve(client)
                 finally:
-                    await disconnect(client)
+                    await disconnect(client, with_will=self._will_on_close)
             except (aiomqtt.MqttError, ConnectionLost) as exc:
                 error = exc
             finally:

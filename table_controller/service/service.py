@@ -84,7 +84,12 @@ class TableService:
             self._status_figures = None
 
     def _enqueue_final_status(self) -> None:
-        self.journal.enqueue([self.runner.status_message(online=False)])
+        msg = self.runner.status_message(online=False)
+        try:
+            self.journal.enqueue([msg])
+        except JournalFault:
+            # The journal cannot take it (docs/rules.md JOURNAL_FAULT): out from memory.
+            self.publisher.offer(msg)
         self.publisher.wake()
 
     def _yield(self, detail: str) -> None:
@@ -161,8 +166,10 @@ class TableService:
                         await self.publisher.drained()
                 except TimeoutError:
                     log.warning(
-                        "final status not acknowledged by the broker; it stays in the outbox"
+                        "final status not acknowledged by the broker; it stays in the outbox, "
+                        "and the last will reports the table offline"
                     )
+                    self.publisher.leave_will()
                 publisher.cancel()
         except asyncio.CancelledError:
             notify("STOPPING=1")
@@ -182,6 +189,7 @@ class TableService:
                 await self.publisher.drained()
         except TimeoutError:
             log.warning("broker not reached: the last will reports the table offline")
+            self.publisher.leave_will()
         finally:
             publisher_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
