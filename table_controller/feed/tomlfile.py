@@ -14,6 +14,16 @@ from table_controller.engine.errors import RulesError
 E = TypeVar("E", bound=Exception)
 
 
+class SectionKeyError(ValueError):
+    """A check across a section's keys that names the one key it faults (``describe``
+    puts it after the section's dotted path)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
 def read_toml(path: Path, error: type[E]) -> dict[str, Any]:
     """The file's tables; ``error`` naming the file when it cannot be read or parsed."""
     try:
@@ -31,7 +41,7 @@ def describe(exc: ValidationError) -> str:
         parts = [str(p) for p in err["loc"] if p != "__root__"]
         cause = err.get("ctx", {}).get("error")
         msg = err["msg"].removeprefix("Value error, ")
-        if isinstance(cause, RulesError):
+        if isinstance(cause, RulesError | SectionKeyError):
             # The engine's own range check names the field inside the model.
             parts.append(cause.key)
             msg = cause.message

@@ -14,8 +14,11 @@ Unknown keys and bad values fail with a message naming the key::
     url = "postgresql://recorder@db.pit/casino"   # or "sqlite:///var/lib/recorder.db"
     retention_years = 5                 # records purge keeps at least this much
 
-    [http]
+    [http]                              # no listen: no HTTP at all
     listen = "127.0.0.1:8080"
+    users_file = "/var/lib/casino-recorder/pit-users"   # table-controller users add
+    # cert_file = "/etc/table-controller/pit.pem"       # both, for HTTPS
+    # key_file = "/etc/table-controller/pit.key"
 """
 
 from __future__ import annotations
@@ -23,10 +26,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from table_controller.feed.broker import BrokerConfigError, parse_broker_url
-from table_controller.feed.tomlfile import describe, read_toml
+from table_controller.feed.tomlfile import SectionKeyError, describe, read_toml
 from table_controller.recorder.errors import RecorderConfigError
 
 # One whole MQTT topic level: no '/', '+', '#' (docs/feed.md: site and table are levels).
@@ -90,7 +100,14 @@ class DatabaseSection(_Strict):
 
 
 class HttpSection(_Strict):
-    listen: str | None = "127.0.0.1:8080"
+    """The pit display and the JSON API (docs/web.md): served only when ``listen`` is set,
+    and then only behind the pit users' logins (``users_file``), over HTTPS with both
+    ``cert_file`` and ``key_file``."""
+
+    listen: str | None = None
+    users_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
 
     @field_validator("listen")
     @classmethod
@@ -99,6 +116,19 @@ class HttpSection(_Strict):
             return None
         parse_listen(value)
         return value
+
+    @model_validator(mode="after")
+    def _logins(self) -> HttpSection:
+        if self.listen is not None and self.users_file is None:
+            raise SectionKeyError(
+                "users_file",
+                "required with listen: every page and API route needs a pit user's login "
+                "(table-controller users add NAME --file FILE)",
+            )
+        if (self.cert_file is None) != (self.key_file is None):
+            missing = "key_file" if self.key_file is None else "cert_file"
+            raise SectionKeyError(missing, "give both cert_file and key_file for HTTPS, or neither")
+        return self
 
 
 class RecorderConfig(_Strict):

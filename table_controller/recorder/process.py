@@ -13,17 +13,18 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
 import uvicorn
 
-from table_controller.recorder.config import RecorderConfig, parse_listen
-from table_controller.recorder.errors import DatabaseUnavailable
+from table_controller.recorder.config import RecorderConfig
+from table_controller.recorder.errors import DatabaseUnavailable, RecorderConfigError
 from table_controller.recorder.live import LiveHub
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from table_controller.recorder.subscriber import Recorder
-from table_controller.recorder.web.app import build_app
+from table_controller.recorder.web.errors import TlsConfigError, UsersFileError
+from table_controller.recorder.web.serve import serve_pit
 
 log = logging.getLogger(__name__)
 DB_START_ATTEMPTS: Final = 30
@@ -72,13 +73,6 @@ async def _migrate(db: Backend, url: str) -> None:
 async def _run(cfg: RecorderConfig, db: Backend, stop: asyncio.Event | None) -> None:
     live = LiveHub()
     recorder = Recorder(cfg.mqtt, db, live=live)
-    server: ApiServer | None = None
-    if cfg.http.listen is not None:
-        host, port = parse_listen(cfg.http.listen)
-        config = uvicorn.Config(
-            build_app(db, live), host=host, port=port, log_level="warning", lifespan="off"
-        )
-        server = ApiServer(config)
     stopping = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
@@ -91,15 +85,43 @@ async def _run(cfg: RecorderConfig, db: Backend, stop: asyncio.Event | None) -> 
         recorder.stop()
 
     try:
-        async with asyncio.TaskGroup() as tg:
+        async with _http(cfg, db, live), asyncio.TaskGroup() as tg:
             watcher = tg.create_task(stop_when_asked(), name="recorder-stop")
-            if server is not None:
-                web = tg.create_task(server.serve(), name="recorder-http")
             await recorder.run()
             watcher.cancel()
-            if server is not None:
-                server.should_exit = True
-                await web
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+@contextlib.asynccontextmanager
+async def _http(cfg: RecorderConfig, db: Backend, live: LiveHub) -> AsyncIterator[None]:
+    """The pit pages and the API behind the logins, while the block runs (docs/web.md);
+    nothing without ``[http] listen``. A live display open at the stop is closed after a
+    short grace (``serve_web``), so it never holds the stop up."""
+    http = cfg.http
+    if http.listen is None or http.users_file is None:
+        yield
+        return
+    if not http.users_file.is_file():
+        raise RecorderConfigError(
+            f"http.users_file: {http.users_file}: no such file; make it with "
+            f"table-controller users add NAME --file {http.users_file}"
+        )
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            url = await stack.enter_async_context(
+                serve_pit(
+                    db,
+                    live,
+                    http.listen,
+                    http.users_file,
+                    cert_file=http.cert_file,
+                    key_file=http.key_file,
+                )
+            )
+        except (TlsConfigError, UsersFileError) as exc:
+            raise RecorderConfigError(str(exc)) from exc
+        # Say where it listens (port 0 picks one): operators and tests read it.
+        print(f"recorder: pit display and API on {url}", file=sys.stderr, flush=True)
+        yield

@@ -25,6 +25,7 @@ from bench.pg_server import PostgresServer
 from table_controller.recorder.config import RecorderConfig, parse_config
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from table_controller.recorder.subscriber import Recorder
+from table_controller.recorder.web.users import add_user
 from table_controller.rigs.broker import MosquittoBroker
 
 SITE = "main-floor"
@@ -172,9 +173,13 @@ class RecorderProcess:
 
 
 def write_config(path: Path, broker: MosquittoBroker, db_url: str, name: str, group: str) -> Path:
+    """A recorder as production runs it: its pit display and API behind a pit user's login."""
+    users = path.with_name(f"{name}.pit-users")
+    add_user(users, "pit-boss", "correct horse battery")
     path.write_text(
         f'[mqtt]\nurl = "{broker.url}"\nclient_id = "{name}"\ngroup = "{group}"\n'
-        f'sites = ["{SITE}"]\n[database]\nurl = "{db_url}"\n[http]\nlisten = "127.0.0.1:0"\n',
+        f'sites = ["{SITE}"]\n[database]\nurl = "{db_url}"\n'
+        f'[http]\nlisten = "127.0.0.1:0"\nusers_file = "{users}"\n',
         encoding="utf-8",
     )
     return path

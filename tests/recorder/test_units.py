@@ -24,8 +24,10 @@ def test_config_defaults_and_toml(tmp_path: Path) -> None:
     path.write_text(
         '[mqtt]\nurl = "mqtts://broker:8883"\nusername = "rec-1"\nsites = ["a", "b"]\n'
         '[database]\nurl = "postgresql://rec@db/casino"\n[http]\nlisten = "[::1]:8080"\n'
+        'users_file = "/var/lib/casino-recorder/pit-users"\n'
     )
     cfg = load_config(path)
+    assert cfg.http.users_file == Path("/var/lib/casino-recorder/pit-users")
     assert cfg.mqtt.name == "rec-1"
     assert cfg.mqtt.group == "recorders"
     assert cfg.database.url.startswith("postgresql://")
