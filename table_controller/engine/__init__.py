@@ -19,7 +19,8 @@ the snapshot gives the same table and outputs as replaying the whole journal
 (``replay(setup, inputs, start=snapshot)``). The views draw from snapshots.
 
 Modules, along the rules' seams: ``domain`` (words and small values),
-``rules`` (profiles and limits), ``inputs`` / ``outputs`` / ``records``,
+``rules`` (profiles and limits), ``bounds`` (what a profile's overrides may
+change), ``inputs`` / ``outputs`` / ``records``,
 ``table`` (the mutable working state), ``betting`` (latch and wager guards),
 ``dealing`` (reads, burns, the original deal), ``war`` (tie decision, war
 deal), ``alerts`` and ``devices`` (holds, device links), ``console`` (the

@@ -11,6 +11,7 @@ a value, is still caught.
 from __future__ import annotations
 
 from enum import Enum, auto
+from typing import Final
 
 from table_controller.engine.alerts import (
     check_limits,
@@ -19,6 +20,7 @@ from table_controller.engine.alerts import (
     resolve,
     sensor_fault,
 )
+from table_controller.engine.devices import shoe_fault
 from table_controller.engine.domain import (
     INITIAL_SPOTS,
     SPOT_INITIAL,
@@ -42,6 +44,9 @@ from table_controller.engine.domain import (
 from table_controller.engine.inputs import SpotsChanged
 from table_controller.engine.outputs import ConsoleShow, EventType, SetLights
 from table_controller.engine.table import Hand, Table
+
+# docs/rules.md rule 3: what the console shows when the latch leaves no position playing.
+NO_POSITION_PLAYS: Final = "no position plays: press VOID_ROUND"
 
 
 class Guard(Enum):
@@ -85,16 +90,22 @@ def latch(t: Table, by: LatchedBy) -> None:
         elif (present >> tie) & 1:
             # §(h)(3)(iii): a tie wager without an initial wager gets no card: void.
             rnd.void_ties.append((p, cents.get(tie)))
-    # §(h)(3): one card to each playing position in order, then the dealer.
+    # §(h)(3): one card to each playing position in order, then the dealer. With no
+    # position playing no card is due (docs/rules.md rule 3): a card read is set aside
+    # (UNEXPECTED_CARD) and only VOID_ROUND ends the round.
     rnd.plan = [(Role.POSITION, p) for p in rnd.hands]
-    rnd.plan.append((Role.DEALER, None))
+    if rnd.hands:
+        rnd.plan.append((Role.DEALER, None))
     rnd.plan_i = 0
     t.phase = Phase.DEALING
     t.emit(EventType.BETS_CLOSED, {"by": by, "positions": list(rnd.hands)})
-    # docs/rules.md rule 2: the dealer sees the order of the deal, and the layout
-    # lights the initial spots in play until the dealer's card is placed.
-    order = " ".join([f"P{p}" for p in rnd.hands] + ["D"])
-    t.out.append(ConsoleShow(f"deal {order}"))
+    if rnd.hands:
+        # docs/rules.md rule 2: the dealer sees the order of the deal, and the layout
+        # lights the initial spots in play until the dealer's card is placed.
+        order = " ".join([f"P{p}" for p in rnd.hands] + ["D"])
+        t.out.append(ConsoleShow(f"deal {order}"))
+    else:
+        t.out.append(ConsoleShow(NO_POSITION_PLAYS))
     t.out.append(SetLights(lights))
     for p in rnd.closed:
         # docs/rules.md rule 3: critical; CONFIRM (the chips returned) or VOID_ROUND.
@@ -117,6 +128,8 @@ def latch(t: Table, by: LatchedBy) -> None:
             if h.tie is not None and spots.faulty(spot_bit(h.position, SPOT_TIE)):
                 # A faulty sensor under a wager now in action: the amount is uncertain.
                 sensor_fault(t, h.position, SpotKind.TIE, critical=True)
+    # docs/rules.md SHOE_FAULT: a shoe still reporting a fault holds the round now.
+    shoe_fault(t)
 
 
 def unknown_at_latch(t: Table, position: int, spot: int) -> None:

@@ -37,6 +37,7 @@ from table_controller.engine.table import Table
 
 # docs/devices.md: the shoe keeps its last 64 reads, so no gap a driver reports is longer.
 MAX_LOST_READS: Final = 64
+NO_POSITION: Final = "read with no playing position"
 
 
 def card_event(t: Table, slot: CardSlot, *, moved: bool = False) -> None:
@@ -166,7 +167,7 @@ def take_read(t: Table, n: int, card: str | None) -> None:
         card_event(t, slot)
     elif phase is Phase.BETTING:
         if not anyone_playing(t):
-            discard(t, n, card, "read with no playing position")
+            discard(t, n, card, NO_POSITION)
         else:
             # No NO_MORE_BETS: the first card of the deal latches the wagers
             # (UK outline: no bet after the first card is dealt).
@@ -179,14 +180,20 @@ def take_read(t: Table, n: int, card: str | None) -> None:
                     f"read {n}: the deal began without NO_MORE_BETS",
                     n=n,
                 )
-            deal(t, n, card)
+            if rnd.hands:
+                deal(t, n, card)
+            else:
+                # docs/rules.md rule 3: the latch left no position playing: no card is due.
+                discard(t, n, card, NO_POSITION)
     elif (phase is Phase.DEALING or phase is Phase.WAR_DEALING) and rnd.plan_i < len(rnd.plan):
         deal(t, n, card)
+    elif phase is Phase.TIE_DECISION:
+        discard(t, n, card, "read during the tie decision")
+    elif not rnd.hands:
+        # docs/rules.md rule 3: the latch left no position playing: no card is due.
+        discard(t, n, card, NO_POSITION)
     else:
-        why = (
-            "read during the tie decision" if phase is Phase.TIE_DECISION else "read after the deal"
-        )
-        discard(t, n, card, why)
+        discard(t, n, card, "read after the deal")
     if foreign:
         # A foreign card stays recorded where it was dealt (docs/rules.md): say where.
         cards = rnd.cards

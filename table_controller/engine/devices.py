@@ -74,13 +74,23 @@ def on_shoe_status(t: Table, inp: ShoeStatus) -> None:
     if dev.status == state:
         return
     t.devices["shoe"] = dev._replace(status=state)
-    open_fault = any(a.code is AlertCode.SHOE_FAULT for a in t.open_alerts)
-    if state in SHOE_FAULTS and t.round.latched and not open_fault:
-        # docs/rules.md: a shoe that reports a fault while wagers are latched holds the
-        # round; CONFIRM resolves it once the shoe reports OK again.
-        raise_alert(
-            t, AlertCode.SHOE_FAULT, f"the shoe reports {state}: check it before dealing on"
-        )
+    shoe_fault(t)
+
+
+def shoe_fault(t: Table) -> None:
+    """SHOE_FAULT when the shoe's last reported state is a fault and wagers are latched.
+
+    docs/rules.md: a shoe that reports a fault while wagers are latched holds the round;
+    CONFIRM resolves it once the shoe reports OK again. Checked when the state changes
+    and at the latch, so a fault that began in betting (or outlived a void) holds the
+    round before it is dealt; raised once while one is open.
+    """
+    state = t.devices["shoe"].status
+    if state not in SHOE_FAULTS or not t.round.latched:
+        return
+    if any(a.code is AlertCode.SHOE_FAULT for a in t.open_alerts):
+        return
+    raise_alert(t, AlertCode.SHOE_FAULT, f"the shoe reports {state}: check it before dealing on")
 
 
 def on_refused(t: Table, inp: PublishRefused) -> None:

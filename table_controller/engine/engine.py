@@ -56,6 +56,10 @@ def advance(t: Table) -> None:
     rnd = t.round
     if t.open_alerts or not rnd.latched or rnd.plan_i < len(rnd.plan):
         return
+    if not rnd.hands:
+        # docs/rules.md rule 3: a latch that left no position playing deals nothing and
+        # settles nothing: only VOID_ROUND ends that round.
+        return
     if any(c.pending for c in rnd.cards):
         return
     if t.phase is Phase.DEALING:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from table_controller.engine.betting import NO_POSITION_PLAYS
 from table_controller.engine.domain import Outcome, Phase
 from table_controller.engine.inputs import ConsoleAction
 from table_controller.engine.outputs import Refusal
@@ -48,6 +49,9 @@ def _now(t: Table) -> str:
         )
         where = " ".join(f"P{p}" for p in tied)
         return f"tie at {where}: press WAR,<pos> or SURRENDER,<pos>"
+    if t.round.latched and not t.round.hands:
+        # docs/rules.md rule 3: no position plays, so no card is due.
+        return NO_POSITION_PLAYS
     return "dealing: deal the next card"
 
 

@@ -3,7 +3,8 @@
 A profile is data, not a code path: the engine and the odds tool read every
 number from here. The config validates a table's profile and overrides at the
 edge (``service/config.py``) and builds these; they check their own ranges,
-raising ``RulesError`` naming the field. Sources:
+raising ``RulesError`` naming the field; what each source lets a table override is
+checked by ``check_rule_set`` (``bounds``). Sources:
 
 - ``ny``: 9 NYCRR §5324.22 (cited as §(x)(n)).
 - ``uk``: the UK Casino War rules outline.
@@ -13,12 +14,12 @@ raising ``RulesError`` naming the field. Sources:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 from typing import Final, Literal
 
+from table_controller.engine.bounds import check_rule_set as check_rule_set
 from table_controller.engine.errors import RulesError
 
 
@@ -199,76 +200,6 @@ def profile(name: str | RulesName) -> RulesProfile:
         raise RulesError(
             "table.rules", f"unknown rules {name!r}: choose one of {choices}"
         ) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """One limit a profile's source puts on its overrides: the key, the clause, the test."""
-
-    key: str
-    clause: str
-    allowed: str
-    holds: Callable[[RulesProfile], bool]
-
-
-# docs/rules.md "Overrides cannot leave the rule set": what 9 NYCRR §5324.22 fixes.
-NY_BOUNDS: Final = (
-    Bound("decks_min", "§(c)", "6..8 decks", lambda r: r.decks_min >= 6),
-    Bound("decks_max", "§(c)", "6..8 decks", lambda r: r.decks_max <= 8),
-    Bound("positions_max", "§(a)", "at most 7 positions", lambda r: r.positions_max <= 7),
-    Bound("burn_new_shoe", "§(h)(1)", "exactly 1 burn card", lambda r: r.burn_new_shoe == 1),
-    Bound(
-        "burn_before_war", "§(i)(5)(i)", "exactly 3 burn cards", lambda r: r.burn_before_war == 3
-    ),
-    Bound(
-        "burn_before_dealer_war",
-        "§(i)(5)(i)",
-        "no burn card before the dealer's war card",
-        lambda r: r.burn_before_dealer_war == 0,
-    ),
-    Bound(
-        "surrender_loss",
-        "§(i)(3)(i)",
-        "exactly one half of the initial wager",
-        lambda r: r.surrender_loss == Fraction(1, 2),
-    ),
-    Bound("initial_odds", "§(j)(1)", "no less than 1:1", lambda r: r.initial_odds >= 1),
-    Bound("tie_odds", "§(j)(2)", "no less than 10:1", lambda r: r.tie_odds >= 10),
-    Bound(
-        "war.win.war.net_per_unit",
-        "§(j)(3)",
-        "no less than 2:1",
-        lambda r: r.war.win.war.net_per_unit >= 2,
-    ),
-    Bound(
-        "war.tie.war.net_per_unit",
-        "§(j)(3)",
-        "no less than 3:1",
-        lambda r: r.war.tie.war.net_per_unit >= 3,
-    ),
-    Bound(
-        "no_more_bets_required",
-        "§(h)(2)",
-        "the deal after no more bets",
-        lambda r: r.no_more_bets_required,
-    ),
-    Bound(
-        "war_tie_wager_allowed",
-        "§(i)(5)",
-        "the tie wager on the war deal offered",
-        lambda r: r.war_tie_wager_allowed,
-    ),
-)
-RULE_SET_BOUNDS: Final[dict[RulesName, tuple[Bound, ...]]] = {RulesName.NY: NY_BOUNDS}
-
-
-def check_rule_set(rules: RulesProfile) -> None:
-    """A RulesError naming the key and the clause where overrides left the profile's source."""
-    for bound in RULE_SET_BOUNDS.get(rules.name, ()):
-        if not bound.holds(rules):
-            raise RulesError(
-                bound.key, f"{rules.source} {bound.clause} allows {bound.allowed} only"
-            )
 
 
 @dataclass(frozen=True, slots=True)

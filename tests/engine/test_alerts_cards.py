@@ -3,10 +3,14 @@ UNEXPECTED_CARD: when they are raised, their severity, how they are resolved."""
 
 from __future__ import annotations
 
-from table_controller.engine import Event, Phase, ReadGap
+import json
+
+import pytest
+
+from table_controller.engine import Event, Phase, ReadGap, Role, state_view
 from table_controller.engine.rules import NY
 
-from .helpers import WAR, Table, _dealing
+from .helpers import INITIAL, WAR, Table, _dealing
 
 # ---------------------------------------------------------------- cards
 
@@ -153,6 +157,40 @@ def test_unexpected_card_with_no_playing_position() -> None:
     t.open_shoe()
     out = t.card("KD")
     assert len(t.raised("UNEXPECTED_CARD", out)) == 1
+    assert t.phase() is Phase.BETTING
+
+
+@pytest.mark.parametrize("latched_by", ["NO_MORE_BETS", "first card"])
+def test_unexpected_card_when_the_latch_leaves_no_playing_position(latched_by: str) -> None:
+    """docs/rules.md rule 3: a faulty initial-spot sensor at the latch closes its position.
+    With no position left to play no card is due: a card then is UNEXPECTED_CARD, set aside
+    unseen on the live feeds, and the round ends only by VOID_ROUND."""
+    t = Table.of(NY)
+    t.open_shoe()
+    t.bets({1: (2500, None, None)})
+    t.fault(1, INITIAL)
+    if latched_by == "NO_MORE_BETS":
+        t.ok("NO_MORE_BETS")
+        t.ok("CONFIRM")  # SENSOR_FAULT: the dealer has returned P1's chips
+        assert t.records() == []
+    out = t.card("KH")
+    rnd = t.state.round
+    assert (rnd.latched, list(rnd.closed), list(rnd.hands)) == (True, [1], [])
+    (alert,) = t.raised("UNEXPECTED_CARD", out)
+    assert alert.data["severity"] == "critical"
+    assert rnd.discards[-1] == (t.n, "KH")
+    assert [c.role for c in rnd.cards] == [Role.BURN]
+    assert "KH" not in json.dumps([dict(e.data) for e in t.events()] + [state_view(t.state)])
+    t.ok("CONFIRM")
+    assert t.records() == []
+    assert not t.state.held
+    assert t.press("CONFIRM") == "NOT_NOW"
+    assert "VOID_ROUND" in t.shows()[-1]
+    t.ok("VOID_ROUND")
+    (rec,) = t.records()
+    assert (rec["void"], rec["positions"], rec["dealer_card"]) == (True, [], None)
+    assert rec["discards"] == [{"n": t.n, "card": "KH"}]
+    assert (t.state.stats.rounds, t.state.stats.voids) == (0, 1)
     assert t.phase() is Phase.BETTING
 
 

@@ -16,11 +16,9 @@ from table_controller.engine import (
     DeviceOffline,
     DeviceOnline,
     ShoeStatus,
-    TableSetup,
     state_view,
 )
 from table_controller.engine.rules import NY, UK
-from table_controller.service.config import ConfigError, parse_config
 
 from .helpers import INITIAL, WAR, Table, bit
 
@@ -145,70 +143,6 @@ def test_case2_sg2_the_war_wager_is_guarded_from_the_war_press() -> None:
     assert t.wager(1, "war")["amount"] == 1000
 
 
-# ------------------------------------------------------------ case 3: ny overrides
-
-
-def _config(rules: str, profile: dict[str, Any], **table: Any) -> dict[str, Any]:
-    return {
-        "table": {"id": "war-07", "site": "main", "rules": rules, **table},
-        "devices": {"shoe": "loop://", "console": "loop://", "sensors": "simusb://127.0.0.1:1"},
-        "storage": {"path": "/tmp/journal.db"},
-        "profile": profile,
-    }
-
-
-@pytest.mark.parametrize(
-    ("override", "key", "clause"),
-    [
-        ({"tie_odds": 5}, "profile.tie_odds", r"§\(j\)\(2\)"),
-        ({"burn_new_shoe": 0}, "profile.burn_new_shoe", r"§\(h\)\(1\)"),
-        ({"burn_before_war": 0}, "profile.burn_before_war", r"§\(i\)\(5\)\(i\)"),
-        ({"decks_min": 1}, "profile.decks_min", r"§\(c\)"),
-        ({"positions_max": 10}, "profile.positions_max", r"§\(a\)"),
-        ({"surrender_loss": 1}, "profile.surrender_loss", r"§\(i\)\(3\)\(i\)"),
-        (
-            {"war": {"win": {"war": {"net_per_unit": 1, "odds": "1:1"}}}},
-            r"profile.war.win.war.net_per_unit",
-            r"§\(j\)\(3\)",
-        ),
-    ],
-)
-def test_case3_ny_overrides_that_leave_the_rule_set_fail_at_start(
-    override: dict[str, Any], key: str, clause: str
-) -> None:
-    """docs/rules.md "Overrides cannot leave the rule set": the key and the clause are named."""
-    with pytest.raises(ConfigError, match=rf"{key}.*{clause}"):
-        parse_config(_config("ny", override))
-
-
-def test_case3_ny_may_raise_its_odds_and_uk_may_change_what_its_outline_leaves_open() -> None:
-    """§(j): "no less than" the posted odds; the UK outline fixes no burn counts."""
-    assert parse_config(_config("ny", {"tie_odds": 12})).rules.tie_odds == 12
-    assert parse_config(_config("uk", {"burn_new_shoe": 0})).rules.burn_new_shoe == 0
-
-
-def test_case3_records_carry_rules_overrides() -> None:
-    """docs/rules.md: a record of an overridden profile lists the overrides (empty when none)."""
-    from dataclasses import replace
-
-    from table_controller.service.config import overrides_of
-
-    cfg = parse_config(_config("ny", {"tie_odds": 12}))
-    assert overrides_of(cfg) == (("tie_odds", 12),)
-    t = Table(TableSetup(replace(NY, tie_odds=12), 6, 7, overrides=overrides_of(cfg)))
-    t.open_shoe()
-    t.bets({1: (1000, 100, None)})
-    t.cards(["9H", "9C"])
-    t.ok("SURRENDER", "1")
-    assert t.record()["rules_overrides"] == {"tie_odds": 12}
-    assert t.wager(1, "tie")["odds"] == "12:1"
-    plain = Table.of(NY)
-    plain.open_shoe()
-    plain.bets({1: (1000, None, None)})
-    plain.cards(["KH", "4D"])
-    assert plain.record()["rules_overrides"] == {}
-
-
 # ------------------------------------------------------------ case 4: DEALER again
 
 
@@ -307,6 +241,50 @@ def test_case7_a_shoe_fault_between_rounds_raises_nothing() -> None:
     t = _online()
     out = t.feed(ShoeStatus(t.at(), "DOOR_OPEN"))
     assert not t.alerts(out=out)
+
+
+@pytest.mark.parametrize("latched_by", ["NO_MORE_BETS", "first card"])
+def test_case7_a_shoe_still_faulty_at_the_latch_holds_the_round(latched_by: str) -> None:
+    """docs/rules.md SHOE_FAULT: a shoe whose fault began in betting and is still reported
+    when the wagers are latched holds the round before it is settled; CONFIRM once OK."""
+    t = _online()
+    t.bets({1: (1000, None, None)})
+    t.feed(ShoeStatus(t.at(), "DOOR_OPEN"))
+    assert not t.state.held
+    if latched_by == "NO_MORE_BETS":
+        t.ok("NO_MORE_BETS")
+        out = t.last
+    else:
+        out = t.card("KH")
+    assert t.state.round.latched
+    (alert,) = t.raised("SHOE_FAULT", out)
+    assert alert.data["severity"] == "critical"
+    assert "DOOR_OPEN" in alert.data["message"]
+    t.cards(["KH", "4D"] if latched_by == "NO_MORE_BETS" else ["4D"])
+    assert t.records() == []
+    assert t.press("CONFIRM") == "NOT_NOW"
+    assert not t.raised("SHOE_FAULT", t.feed(ShoeStatus(t.at(), "OK")))
+    t.ok("CONFIRM")
+    assert len(t.raised("SHOE_FAULT")) == 1
+    assert t.record()["void"] is False
+
+
+def test_case7_a_void_round_leaves_a_faulty_shoe_to_hold_the_next_round() -> None:
+    """docs/rules.md SHOE_FAULT: VOID_ROUND ends the round, not the fault: the shoe still
+    reporting JAM at the next latch holds that round too."""
+    t = _latched(p1=(1000, None, None))
+    t.feed(ShoeStatus(t.at(), "JAM"))
+    assert t.press("CONFIRM") == "NOT_NOW"
+    t.ok("VOID_ROUND")
+    assert not t.state.held
+    t.ok("NO_MORE_BETS")
+    (alert,) = t.raised("SHOE_FAULT", t.last)
+    assert alert.data["round_id"] == t.state.round_id
+    t.cards(["KH", "4D"])
+    assert [r["void"] for r in t.records()] == [True]
+    t.feed(ShoeStatus(t.at(), "OK"))
+    t.ok("CONFIRM")
+    assert [r["void"] for r in t.records()] == [True, False]
 
 
 # ------------------------------------------------------------ case 8: no rank on live feeds
