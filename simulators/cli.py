@@ -32,10 +32,10 @@ from typing import Any
 from drivers.transport import DEFAULT_BAUDRATE
 from simulators.commands import console_commands, shoe_commands
 from simulators.console import ConsoleSimulator
-from simulators.errors import LineSettingsError
+from simulators.errors import FrameFieldError, LineSettingsError
 from simulators.port import BYTESIZES, PARITIES, STOPBITS
 from simulators.serve import serve_on_port
-from simulators.shoe import ShoeFaults, ShoeSimulator
+from simulators.shoe import DEFAULT_SERIAL, ShoeFaults, ShoeSimulator, check_identity
 from simulators.stdin import obey, read_lines, say
 from simulators.tcp import parse_listen
 
@@ -116,7 +116,9 @@ def _add_shoe(parser: argparse.ArgumentParser) -> None:
         default=0.75,
         help="fraction of the cards before the cover card (default %(default)s)",
     )
-    parser.add_argument("--serial", default="SIM-SHOE-0001", help="serial number in HELLO")
+    parser.add_argument(
+        "--serial", type=_serial, default=DEFAULT_SERIAL, help="serial number in HELLO"
+    )
     parser.add_argument("--auto-draw", type=float, metavar="S", help="draw a card every S seconds")
     for name, help_ in (
         ("misread", "probability that a card is misread"),
@@ -125,6 +127,15 @@ def _add_shoe(parser: argparse.ArgumentParser) -> None:
         ("bad-checksum", "probability that a frame has a wrong checksum"),
     ):
         parser.add_argument(f"--{name}", type=float, default=0.0, metavar="P", help=help_)
+
+
+def _serial(text: str) -> str:
+    """``--serial``: a field of HELLO (no comma, '$', '*' or control character)."""
+    try:
+        check_identity(text)
+    except FrameFieldError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _run_async(main: Coroutine[Any, Any, None]) -> int:

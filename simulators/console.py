@@ -32,6 +32,7 @@ from drivers.console.frames import (
 from drivers.lineframe.cards import Card
 from drivers.lineframe.codec import LineFrame
 from simulators.errors import ConsoleRestartedError as ConsoleRestartedError
+from simulators.fields import check_field, check_fits
 from simulators.serve import SimulatedLineDevice
 
 DEFAULT_HEARTBEAT_S = 0.5
@@ -65,10 +66,16 @@ class ConsoleSimulator(SimulatedLineDevice[ConsoleCommand]):
 
     def press(self, action: ConsoleAction | str, arg: str | int | Card | None = None) -> int:
         """Press a button; returns its number ``k``. Sent now if a controller is connected,
-        else at the first heartbeat after one connects."""
-        frame = ButtonFrame(
-            self.last_k + 1, ConsoleAction(action), None if arg is None else str(arg)
-        )
+        else at the first heartbeat after one connects.
+
+        An argument that cannot stand as one field of the frame (empty, a comma, ``$``,
+        ``*``, a byte that is not printable ASCII), or a press too long for one frame, is
+        refused with FrameFieldError and takes no number: no driver would answer it.
+        """
+        button = ConsoleAction(action)
+        text = None if arg is None else check_field(str(arg), f"{button} argument")
+        frame = ButtonFrame(self.last_k + 1, button, text)
+        check_fits(frame, f"press {frame.k}")
         self.last_k = frame.k
         self.presses[frame.k] = frame
         self._send_press(frame)

@@ -38,6 +38,7 @@ from drivers.shoe.frames import (
     parse_command,
 )
 from simulators.errors import ShoeEmptyError as ShoeEmptyError
+from simulators.fields import check_field, check_fits
 from simulators.serve import SimulatedLineDevice
 
 KEPT_READS = 64
@@ -46,6 +47,21 @@ DEFAULT_HEARTBEAT_S = 0.5
 """Comfortably more often than the once a second docs/devices.md asks for."""
 DEFAULT_PENETRATION = 0.75
 MAX_GARBAGE_BYTES = 24
+DEFAULT_SERIAL = "SIM-SHOE-0001"
+DEFAULT_FIRMWARE = "1.0.0"
+MAX_LAST_N = 9_999_999_999
+"""The highest read count a driver reads (ten digits): ``HELLO`` must fit a frame with it."""
+
+
+def check_identity(serial: str, firmware: str = DEFAULT_FIRMWARE) -> None:
+    """FrameFieldError unless ``serial`` and ``firmware`` can stand as fields of ``HELLO``
+    (no comma, ``$``, ``*`` or byte that is not printable ASCII) and it fits one frame."""
+    check_field(serial, "serial")
+    check_field(firmware, "firmware")
+    check_fits(
+        HelloFrame(serial, firmware, MAX_LAST_N),
+        f"HELLO of serial {serial!r} and firmware {firmware!r}",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +112,13 @@ class ShoeSimulator(SimulatedLineDevice[ShoeCommand]):
         cards: Sequence[Card] | None = None,
         penetration: float = DEFAULT_PENETRATION,
         cover_after: int | None = None,
-        serial: str = "SIM-SHOE-0001",
-        firmware: str = "1.0.0",
+        serial: str = DEFAULT_SERIAL,
+        firmware: str = DEFAULT_FIRMWARE,
         heartbeat_s: float = DEFAULT_HEARTBEAT_S,
         faults: ShoeFaults | None = None,
         fault_seed: int | None = None,
     ) -> None:
+        check_identity(serial, firmware)  # before anything is served
         super().__init__(name="shoe", parse=parse_command, heartbeat_s=heartbeat_s)
         self.decks = decks
         self.serial = serial

@@ -152,6 +152,8 @@ def test_device_urls_are_checked_at_start() -> None:
         ("mqtt", "keepalive_s", 15.0),
         ("mqtt", "allow_plaintext_password", 1),
         ("mqtt", "allow_plaintext_password", "true"),
+        ("storage", "keep_days", True),
+        ("storage", "keep_days", "30"),
     ],
 )
 def test_values_of_the_wrong_type_are_refused_by_key(section: str, key: str, value: Any) -> None:
@@ -159,6 +161,31 @@ def test_values_of_the_wrong_type_are_refused_by_key(section: str, key: str, val
     data.setdefault(section, {})[key] = value
     with pytest.raises(ConfigError, match=rf"^{section}\.{key}: "):
         parse_config(data)
+
+
+@pytest.mark.parametrize(
+    ("limits", "where"),
+    [
+        ({"initial": [True, 100000]}, r"initial\.0"),  # not a 1-cent minimum
+        ({"initial": [500.0, 100000.0], "tie": [100, 10000]}, r"initial\.0"),
+        ({"initial": ["500", "100000"]}, r"initial\.0"),
+        ({"tie": [100, False]}, r"tie\.1"),
+    ],
+    ids=["true-as-cents", "floats", "strings", "false-as-cents"],
+)
+def test_limits_are_whole_cents_named_by_key(limits: dict[str, Any], where: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^table\.limits\.{where}: Input should be a valid int"):
+        parse_config(_base(limits=limits))
+
+
+def test_limits_and_keep_days_keep_their_valid_forms() -> None:
+    data = _base(limits={"initial": [500, 100000], "tie": [100, 10000]})
+    data["storage"]["keep_days"] = 0.5  # half a day: a length of time, not a count
+    cfg = parse_config(data)
+    assert (cfg.table.limits.initial, cfg.table.limits.tie) == ((500, 100000), (100, 10000))
+    assert (cfg.storage.keep_days, parse_config(_base()).storage.keep_days) == (0.5, 30)
+    with pytest.raises(ConfigError, match=r"^table\.limits\.initial: minimum 900 above"):
+        parse_config(_base(limits={"initial": [900, 500]}))
 
 
 @pytest.mark.parametrize(("key", "value"), [("burn_before_war", True), ("burn_before_war", 3.0)])

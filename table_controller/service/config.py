@@ -15,9 +15,11 @@ from typing import Annotated, Any, Literal
 import serial
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -43,6 +45,7 @@ from table_controller.feed.broker import (
     tls_context,
 )
 from table_controller.feed.tomlfile import describe, read_toml
+from table_controller.service.device_urls import check_serial_url
 
 TableId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 # A site and a table id are each one whole MQTT topic level: no '/', '+', '#'.
@@ -61,6 +64,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class _LimitsInput(_Strict):
+    """``[table] limits`` as written: each an optional pair of whole cents, minimum first."""
+
+    initial: tuple[StrictInt, StrictInt] | None = None
+    tie: tuple[StrictInt, StrictInt] | None = None
+
+
+def _limits(value: object) -> Limits:
+    """The engine's limits from ``[table] limits``, read strictly first: pydantic would read
+    the engine's plain dataclass laxly and take `true` for 1 cent, `500.0` or `"500"` for 500."""
+    if isinstance(value, Limits):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError("a table such as { initial = [500, 100000], tie = [100, 10000] }")
+    given = _LimitsInput.model_validate(value)
+    # The engine checks the ranges; its RulesError names the pair.
+    return Limits(initial=given.initial, tie=given.tie)
+
+
 class TableSection(_Strict):
     id: TableId
     site: SiteId
@@ -69,12 +91,13 @@ class TableSection(_Strict):
     decks: StrictInt | None = Field(default=None, ge=1, le=8)
     positions: StrictInt = Field(default=7, ge=1, le=10)
     currency: StrictStr = Field(default="USD", pattern=r"^[A-Z]{3}$")
-    limits: Limits = Limits()
+    limits: Annotated[Limits, BeforeValidator(_limits)] = Limits()
 
 
 class DevicesSection(_Strict):
     """Each device by URL alone (docs/devices.md): any pyserial URL for the shoe and the
-    console, ``usb://VID:PID`` or ``simusb://host:port`` for the sensor board."""
+    console, ``usb://VID:PID`` or ``simusb://host:port`` for the sensor board. A URL that
+    can never be opened (``socket://host`` without a port, say) is a bad value."""
 
     shoe: StrictStr = Field(min_length=1)
     console: StrictStr = Field(min_length=1)
@@ -88,6 +111,8 @@ class DevicesSection(_Strict):
             serial.serial_for_url(url, do_not_open=True)
         except (ValueError, serial.SerialException) as exc:
             raise ValueError(f"not a serial device or pyserial URL: {exc}") from None
+        # pyserial reads a network URL's host, port and options only when it opens it.
+        check_serial_url(url)
         return url
 
     @field_validator("sensors")
@@ -145,7 +170,8 @@ class StorageSection(_Strict):
     path: Path
     # Issue 11, bounded disk: sent messages and inputs before a checkpoint are
     # pruned once older than keep_days and, under "acked", acknowledged by a recorder.
-    keep_days: float = Field(default=30, ge=0)
+    # Days, whole or not; strict, so TOML's `true` is not one day nor `"30"` thirty.
+    keep_days: StrictFloat = Field(default=30, ge=0)
     prune: Literal["acked", "age"] = "acked"
 
     @field_validator("path")

@@ -156,4 +156,7 @@ def parse_url(url: str) -> tuple[str, int]:
         raise ValueError(f"bad port in {url!r}") from exc
     if port is None:
         raise ValueError(f"simusb URL needs a port: {url!r}")
+    if port == 0:
+        # No board ever listens there: the driver would look for it for ever.
+        raise ValueError(f"bad port 0 in {url!r} (1..65535)")
     return parts.hostname, port
