@@ -122,6 +122,8 @@ async def test_report_totals_are_the_sums_of_the_stored_records(floor: Floor) ->
         ("from=2026-01-01T00:00:00", "from"),
         ("last=3&from=2026-01-01T00:00:00Z", "last"),
         ("colour=red", "colour"),
+        ("last=%C2%B2", "last"),  # "²": a digit to str.isdigit(), not to int()
+        ("last=--5", "last"),
     ],
 )
 async def test_bad_parameters_get_400_naming_them(floor: Floor, query: str, parameter: str) -> None:

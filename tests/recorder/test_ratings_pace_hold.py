@@ -43,6 +43,10 @@ async def test_pace_follows_the_dealer_changed_events(db: Backend) -> None:
     shift = await report(db, site=seeder.site)
     assert shift["tables"][0]["dealer_pace"]["dealer"] == "D-7"
     assert shift["dealers"] == found["dealers"]
+    # A table's pace over the same rounds is the report's: first start to last end.
+    assert found["tables"][0]["rounds_per_hour"] == shift["tables"][0]["rounds_per_hour"]
+    span_h = sum(count * ROUND_S + idle for _, count, idle in plan) / 3600
+    assert found["tables"][0]["rounds_per_hour"] == round(55 / span_h, 2)
 
 
 async def test_pace_in_a_window_cuts_the_dealer_sessions(db: Backend) -> None:

@@ -79,7 +79,9 @@ async def pace(
         if not r.record.get("void"):
             at = parse_time(r.record.get("started") or r.record["ended"])
             by_table.setdefault((r.site, r.table), []).append(at)
-            last_ended[(r.site, r.table)] = parse_time(r.record["ended"])
+            ended = parse_time(r.record["ended"])
+            key = (r.site, r.table)
+            last_ended[key] = max(ended, last_ended.get(key, ended))
     sessions: list[_DealerSession] = []
     for (s, t), events in sorted(changes.items()):
         played = sorted(by_table.get((s, t), []))
@@ -100,7 +102,9 @@ async def pace(
         sessions += table_sessions
     tables = []
     for (s, t), played in sorted(by_table.items()):
-        lo, hi = start or min(played), end or max(played)
+        # Without a window, the table's own span: its first round's start to its last
+        # round's end (as the report measures it), so N rounds are N rounds' time.
+        lo, hi = start or min(played), end or last_ended[(s, t)]
         hours = _hours(lo, hi)
         tables.append(
             {"site": s, "table": t, "rounds": len(played), "hours": round(hours, 4)}

@@ -22,7 +22,9 @@ class Param:
 
     def parse(self, raw: str) -> Any:
         if self.kind == "integer":
-            if not raw.lstrip("-").isdigit():
+            # ASCII digits only: str.isdigit() takes "²", and int() refuses it.
+            digits = raw[1:] if raw.startswith("-") else raw
+            if not (digits.isascii() and digits.isdigit()):
                 raise BadParameter(self.name, f"{raw!r} is not a whole number")
             value = int(raw)
             if self.minimum is not None and value < self.minimum:
