@@ -133,3 +133,18 @@ async def test_rules_overrides_are_weighed_by_their_own_figures(db: Backend) -> 
     assert found[2]["priced"] is False
     assert found[2]["theo"] == 0
     assert "war.nope" in found[2]["notes"][0]
+
+
+async def test_a_round_without_figures_still_counts_in_the_average_bet(db: Backend) -> None:
+    seeder = Seeder(db, table="unpriced")
+    await seeder.status()
+    seat = Seat(initial=1000, tie=500)
+    await seeder.round({1: seat})
+    await seeder.store(seeder.record({1: seat}) | {"rules_overrides": {"war.nope": 1}})
+    (found,) = await sessions(db, site=seeder.site, table="unpriced")
+    assert found["rounds"] == 2
+    assert found["priced"] is False
+    # Two rounds of the same bets: the average is one round's, unpriced or not.
+    assert found["average_bet"] == seat.initial
+    assert found["tie_wagers"] == 2
+    assert found["handle"] == 2 * (seat.initial + seat.tie)

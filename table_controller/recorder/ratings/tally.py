@@ -103,10 +103,10 @@ class Tally:
         self.handle += amount
         # The war wager is not weighed on its own: the main wager's edges are per unit
         # of initial wager and already hold it (tools/odds.py).
-        if spot not in SPOTS or sums is None:
+        if spot not in SPOTS:
             return
-        sums.a[spot] += amount
-        sums.a2[spot] += amount * amount
+        # Counted whether or not the round's figures are known: the average bet divides
+        # by every round of the session.
         if spot == "initial":
             self.initial += amount
         elif spot == "tie":
@@ -115,8 +115,12 @@ class Tally:
         else:
             self.war_tie_wagers += 1
             self.war_tie_handle += amount
-            if sums.edges.wagers["edge_war_tie"] is None:
-                self.notes.append(f"rules {sums.edges.rules.value!r} offer no war_tie wager")
+        if sums is None:
+            return  # no theo for a round the odds cannot price
+        sums.a[spot] += amount
+        sums.a2[spot] += amount * amount
+        if spot == "war_tie" and sums.edges.wagers["edge_war_tie"] is None:
+            self.notes.append(f"rules {sums.edges.rules.value!r} offer no war_tie wager")
 
     def _main(self) -> tuple[Fraction, Fraction]:
         """Σ initial × edge, always going to war and always surrendering."""
