@@ -77,6 +77,9 @@ class FeedBook:
         """
         out = []
         for msg in batch:
+            if msg.misplaced:
+                out.append(msg)  # stored as it came; no table's feed is told of it
+                continue
             table = (msg.site, msg.table)
             feed = announced(msg)
             if feed is not None:
@@ -112,6 +115,8 @@ class FeedBook:
     async def absorb(self, db: Backend, batch: Iterable[FeedMessage]) -> None:
         """Take in a committed batch (new messages and duplicates alike)."""
         for msg in batch:
+            if msg.misplaced:
+                continue  # neither the table it names nor the one whose topic it came on
             table = (msg.site, msg.table)
             self.prefixes[table] = msg.prefix
             feed = announced(msg)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Annotated, Any, Final
 
@@ -101,9 +101,18 @@ class FeedMessage:
     problem: str | None
 
     @property
+    def misplaced(self) -> bool:
+        """Published on another table's topic than the one its payload names: stored as it
+        came (with its ``problem``), but counted in no table's feed (docs/recorder.md)."""
+        levels = self.prefix.split("/")
+        return len(levels) >= 2 and (levels[-1] != self.table or levels[-3:-2] != [self.site])
+
+    @property
     def key(self) -> tuple[str, str, str] | None:
         """(site, table, epoch) of a sequenced message, else None."""
         if self.leaf not in SEQUENCED or self.epoch is None or self.feed_seq is None:
+            return None
+        if self.misplaced:
             return None
         return (self.site, self.table, self.epoch)
 
@@ -129,11 +138,8 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         raise IntakeError(f"{topic}: envelope: {_first_error(exc)}") from exc
     except ValueError as exc:
         raise IntakeError(f"{topic}: envelope: ts: {exc}") from exc
-    levels = prefix.split("/")
     problem = _check(leaf, body)
-    if len(levels) >= 2 and (levels[-1] != env.table or levels[-3:-2] != [env.site]):
-        problem = f"published on {topic} by table {env.table!r} of site {env.site!r}"
-    return FeedMessage(
+    msg = FeedMessage(
         id=env.id,
         site=env.site,
         table=env.table,
@@ -147,6 +153,10 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         body=body,
         problem=problem,
     )
+    if msg.misplaced:
+        problem = f"published on {topic} by table {env.table!r} of site {env.site!r}"
+        msg = replace(msg, problem=problem)
+    return msg
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -177,3 +177,43 @@ async def test_a_permanent_gap_is_written_when_the_database_comes_back(
         await book.absorb(db, [alert])
         gaps = await queries.gaps(db)
     assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in gaps[0]["permanent"]] == [(2, 3)]
+
+
+async def test_a_message_naming_another_table_than_its_topic_counts_for_neither(
+    db: Backend,
+) -> None:
+    """Stored as it came (with its problem), but no table's feed counts it or is acked for it."""
+    epoch = str(uuid.uuid4())
+
+    def event(topic_table: str, payload_table: str, seq: int) -> bytes:
+        return json.dumps(
+            {
+                "schema": "table-event/1",
+                "id": str(uuid.uuid4()),
+                "table": payload_table,
+                "site": SITE,
+                "ts": "2026-03-01T20:00:00.000Z",
+                "epoch": epoch,
+                "feed_seq": seq,
+                "seq": seq,
+                "round_id": None,
+                "type": "reshuffle_due",
+            }
+        ).encode()
+
+    book = FeedBook("r1")
+    acks = []
+    for topic_table, payload_table, seq in (("war-02", "war-02", 1), ("war-01", "war-02", 2)):
+        msg = parse_message(
+            f"casino/{SITE}/table/{topic_table}/events", event(topic_table, payload_table, seq)
+        )
+        batch = await book.with_epochs(db, [msg])
+        await store_batch(db, batch, received="2026-03-01T20:00:00.100Z")
+        await book.absorb(db, batch)
+        acks += [(o.topic, json.loads(o.payload)) for o in book.acks()]
+    stored = await db.fetch("SELECT feed_seq, problem FROM messages WHERE epoch = ?", [epoch])
+    assert sorted(r[0] for r in stored) == [1, 2]
+    assert any(r[1] and "war-01" in r[1] for r in stored)
+    # war-02 sent only 1: its ack never covers 2, and nothing goes to war-01's ack topic.
+    assert all(a["feed_seq"] == 1 for _, a in acks)
+    assert {t for t, _ in acks} == {f"casino/{SITE}/table/war-02/ack"}
