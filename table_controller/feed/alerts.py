@@ -7,12 +7,14 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 
 from table_controller.feed.common import (
+    EPOCH_TEXT,
     FEED_SEQ_TEXT,
     POSITION_TEXT,
     ROUND_ID_TEXT,
     AlertCode,
     Cents,
     Count,
+    Epoch,
     FeedSeq,
     Ident,
     NetCents,
@@ -35,6 +37,11 @@ class TableAlert(Payload):
 
     schema_: Literal["table-alert/1"] = schema_field("table-alert/1")
     feed_seq: FeedSeq | None = Field(default=None, description=FEED_SEQ_TEXT)
+    epoch: Epoch | None = Field(
+        default=None,
+        description=EPOCH_TEXT + ": the epoch whose `feed_seq` this is (null with it, in a "
+        "notice sent from memory while the journal cannot commit)",
+    )
     alert: Ident = Field(description="the alert's own id (the same in both messages)")
     code: AlertCode = Field(description="what happened (docs/feed.md explains every code)")
     severity: Severity = Field(

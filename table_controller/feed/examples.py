@@ -134,6 +134,7 @@ ALERT: Final[dict[str, Any]] = {
     **_ENVELOPE,
     "ts": "2025-03-01T20:13:02.557Z",
     "feed_seq": 5102,
+    "epoch": _EPOCH,
     "alert": "0d5e8b3f-1a7c-5c2e-9f4b-6a3d0e9c8b71",
     "code": "DEVICE_OFFLINE",
     "severity": "critical",

@@ -117,6 +117,9 @@ class MessageFactory:
         if feed:
             self.feed_seq += 1
             feed_seq = payload["feed_seq"] = self.feed_seq
+            # Events and round records name their epoch in their bodies; an alert names
+            # it here, so that a recorder counts its feed_seq in the right epoch.
+            payload.setdefault("epoch", self.epoch)
         if topic is Topic.ROUNDS:
             # Sealed last, over the whole record with its envelope, in the transaction
             # that journals it: the table's own records are chained as it writes them.

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import uuid
+from typing import Any
 
 import pytest
 
@@ -217,3 +218,33 @@ async def test_a_message_naming_another_table_than_its_topic_counts_for_neither(
     # war-02 sent only 1: its ack never covers 2, and nothing goes to war-01's ack topic.
     assert all(a["feed_seq"] == 1 for _, a in acks)
     assert {t for t, _ in acks} == {f"casino/{SITE}/table/war-02/ack"}
+
+
+async def test_a_late_alert_of_an_old_epoch_counts_in_its_own(db: Backend) -> None:
+    """An alert names its epoch: one of the table's old journal, arriving after the table
+    announced a new one, is never counted (nor acked) as the new epoch's message."""
+    table, old, new = f"t-{uuid.uuid4().hex[:8]}", str(uuid.uuid4()), str(uuid.uuid4())
+    prefix = f"casino/{SITE}/table/{table}"
+    envelope = {"table": table, "site": SITE, "ts": "2026-03-01T20:00:00.000Z"}
+    status: dict[str, Any] = {"schema": "table-status/1", "id": str(uuid.uuid4()), **envelope}
+    status |= {"online": True, "version": "1", "rules": "ny", "decks": 6, "positions": 7}
+    status |= {"devices": {}, "outbox": {}, "currency": "USD", "instance": "i2"}
+    status |= {"started": envelope["ts"], "journal": {"state": "ok", "detail": None}}
+    status |= {"feed": {"epoch": new, "last_feed_seq": 1}}
+    alert: dict[str, Any] = {"schema": "table-alert/1", "id": str(uuid.uuid4()), **envelope}
+    alert |= {"feed_seq": 1, "epoch": old, "alert": str(uuid.uuid4()), "code": "LATE_WAGER"}
+    alert |= {"severity": "warning", "message": "late", "round_id": None, "position": None}
+    alert |= {"spot": None, "resolved_by": None}
+    book = FeedBook("r1")
+    batch = [
+        parse_message(f"{prefix}/status", json.dumps(status).encode()),
+        parse_message(f"{prefix}/alerts", json.dumps(alert).encode()),
+    ]
+    batch = await book.with_epochs(db, batch)
+    await store_batch(db, batch, received="2026-03-01T20:00:00.100Z")
+    await book.absorb(db, batch)
+    stored = await db.fetch(
+        "SELECT epoch FROM messages WHERE topic = 'alerts' AND table_id = ?", [table]
+    )
+    assert [r[0] for r in stored] == [old]
+    assert not [o for o in book.acks() if json.loads(o.payload)["epoch"] == new]

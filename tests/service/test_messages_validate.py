@@ -36,6 +36,9 @@ def test_every_message_validates_and_is_what_its_model_writes(tmp_path: Path, se
                 assert json.loads(model.to_json()) == json.loads(msg.payload), msg.topic
                 assert model.id == msg.id
                 kinds.add(msg.kind)
+                if msg.feed_seq is not None:
+                    # docs/feed.md: every feed message names the epoch its feed_seq counts in.
+                    assert json.loads(msg.payload)["epoch"] == runner.journal.epoch, msg.topic
             runner.journal.mark_sent([m.id for m in runner.journal.pending(1000)])
             views.clear()
     finally:
