@@ -20,7 +20,7 @@ from table_controller.recorder.book import FeedBook
 from table_controller.recorder.errors import DatabaseUnavailable, SchemaVersionError
 from table_controller.recorder.intake import parse_message
 from table_controller.recorder.report import report
-from table_controller.recorder.sequence import SeqTrack
+from table_controller.recorder.sequence import GAP_WAIT_S, SeqTrack
 from table_controller.recorder.store.backend import Backend, migrate, schema_version
 from table_controller.recorder.store.postgres import PostgresBackend
 from table_controller.recorder.store.schema import SCHEMA_VERSION
@@ -248,3 +248,36 @@ async def test_a_late_alert_of_an_old_epoch_counts_in_its_own(db: Backend) -> No
     )
     assert [r[0] for r in stored] == [old]
     assert not [o for o in book.acks() if json.loads(o.payload)["epoch"] == new]
+
+
+async def test_a_gap_left_in_an_old_epoch_becomes_permanent_not_asked_for(db: Backend) -> None:
+    """A table ignores a replay for another epoch (its new journal holds nothing of the old):
+    once the gap has waited as any gap does, it is a known, permanent gap."""
+    table, old, new = f"t-{uuid.uuid4().hex[:8]}", str(uuid.uuid4()), str(uuid.uuid4())
+    prefix = f"casino/{SITE}/table/{table}"
+
+    def event(epoch: str, seq: int) -> bytes:
+        body: dict[str, Any] = {"schema": "table-event/1", "id": str(uuid.uuid4()), "table": table}
+        body |= {"site": SITE, "ts": "2026-03-01T20:00:00.000Z", "epoch": epoch}
+        body |= {"feed_seq": seq, "seq": seq, "round_id": None, "type": "reshuffle_due"}
+        return json.dumps(body).encode()
+
+    status: dict[str, Any] = {"schema": "table-status/1", "id": str(uuid.uuid4())}
+    status |= {"table": table, "site": SITE}
+    status |= {"ts": "2026-03-01T20:00:01.000Z", "feed": {"epoch": new, "last_feed_seq": 1}}
+    book = FeedBook("r1")
+    for batch in (
+        [(f"{prefix}/events", event(old, 1)), (f"{prefix}/events", event(old, 3))],
+        [(f"{prefix}/status", json.dumps(status).encode()), (f"{prefix}/events", event(new, 1))],
+    ):
+        parsed = await book.with_epochs(db, [parse_message(t, p) for t, p in batch])
+        await store_batch(db, parsed, received="2026-03-01T20:00:01.100Z")
+        await book.absorb(db, parsed)
+    asked = []
+    for now in (0.0, GAP_WAIT_S + 1, 10 * GAP_WAIT_S, 300.0):
+        asked += [json.loads(o.payload) for o in await book.check(db, now)]
+        await book.save(db)
+    assert not [a for a in asked if a["epoch"] == old]
+    mine = {g["epoch"]: g for g in await queries.gaps(db) if g["table"] == table}
+    assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in mine[old]["permanent"]] == [(2, 2)]
+    assert not mine[old]["pending"]
