@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -281,3 +282,35 @@ async def test_a_gap_left_in_an_old_epoch_becomes_permanent_not_asked_for(db: Ba
     mine = {g["epoch"]: g for g in await queries.gaps(db) if g["table"] == table}
     assert [(p["from_feed_seq"], p["to_feed_seq"]) for p in mine[old]["permanent"]] == [(2, 2)]
     assert not mine[old]["pending"]
+
+
+async def test_sqlite_full_mid_commit_is_one_to_retry_and_loses_nothing(tmp_path: Path) -> None:
+    """SQLite's own limit reached by an INSERT (SQLITE_FULL, as on a full disk): the commit
+    is one to retry (acks held), and once there is room the same batch is stored whole."""
+    async with migrated(f"sqlite://{tmp_path}/recorder.db") as db:
+        table = await _stored_table(db, rounds=1)
+        pages = (await db.fetch("PRAGMA page_count"))[0][0]
+        await db.fetch(f"PRAGMA max_page_count = {pages + 2}")
+        batch = [
+            parse_message(f"casino/{SITE}/table/{table.table}/events", body)
+            for body in _padded_events(table.table, 200)
+        ]
+        with pytest.raises(DatabaseUnavailable, match="full"):
+            await store_batch(db, batch, received="2026-03-01T20:00:00.100Z")
+        await db.fetch("PRAGMA max_page_count = 1073741823")
+        await store_batch(db, batch, received="2026-03-01T20:00:00.200Z")
+        stored = await db.fetch(
+            "SELECT COUNT(*) FROM messages WHERE table_id = ? AND epoch = 'padded'", [table.table]
+        )
+        assert stored[0][0] == len(batch)
+
+
+def _padded_events(table: str, count: int) -> list[bytes]:
+    out = []
+    for seq in range(1, count + 1):
+        body: dict[str, Any] = {"schema": "table-event/1", "id": str(uuid.uuid4())}
+        body |= {"table": table, "site": SITE, "ts": "2026-03-01T20:00:00.000Z"}
+        body |= {"epoch": "padded", "feed_seq": seq, "seq": seq, "round_id": None}
+        body |= {"type": "reshuffle_due", "note": "x" * 3000}
+        out.append(json.dumps(body).encode())
+    return out

@@ -84,6 +84,12 @@ class SqliteBackend:
                 raise DatabaseUnavailable(f"{self.url}: {exc}") from exc
             try:
                 yield _SqliteTx(conn)
+            except sqlite3.OperationalError as exc:
+                await conn.rollback()
+                if not _for_now(exc):
+                    raise
+                # A full disk or a database busy elsewhere: nothing is taken, nothing acked.
+                raise DatabaseUnavailable(f"{self.url}: {exc}") from exc
             except BaseException:
                 await conn.rollback()
                 raise
@@ -100,3 +106,22 @@ class SqliteBackend:
                 return [tuple(r) for r in await cur.fetchall()]
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailable(f"{self.url}: {exc}") from exc
+
+
+# SQLite's primary result codes of a database that cannot take the commit now, but may
+# later (docs/recorder.md): busy or locked elsewhere, read-only, an I/O error, full.
+_FOR_NOW: Final = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_FULL,
+    }
+)
+
+
+def _for_now(exc: sqlite3.OperationalError) -> bool:
+    """``exc`` says the database cannot take the commit now (retry), not that it is wrong."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in _FOR_NOW
