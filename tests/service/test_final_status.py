@@ -6,13 +6,8 @@ service's own (``stop`` set), as at SIGTERM."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import aiomqtt
 
 from table_controller.rigs.broker import MosquittoBroker
 from table_controller.service.config import parse_config
@@ -20,55 +15,30 @@ from table_controller.service.outbox import OutboxMessage
 from table_controller.service.publisher_drain import MAX_IN_FLIGHT
 from table_controller.service.service import TableService
 from tests.service.journal_tables import fill
+from tests.service.test_feed_inbox import Seen, listening
 from tests.tcp_relay import relay_to
 
 WAIT_S = 20.0
 PREFIX = "casino/main-floor/table/war-07"
 
 
-class Statuses:
-    """The retained status as the broker holds it, watched by a subscriber of its own."""
-
-    def __init__(self) -> None:
-        self.seen: list[dict[str, Any]] = []
-        self.changed = asyncio.Condition()
-
-    async def wait_for(self, online: bool, instance: str | None = None) -> dict[str, Any]:
-        def last() -> dict[str, Any] | None:
-            for s in reversed(self.seen):
-                if instance is None or s["instance"] == instance:
-                    return s if s["online"] is online else None
-            return None
-
-        async with asyncio.timeout(WAIT_S), self.changed:
-            await self.changed.wait_for(lambda: last() is not None)
-        found = last()
-        assert found is not None
-        return found
+def last_status(messages: list[tuple[str, dict[str, Any]]], instance: str) -> dict[str, Any]:
+    return next(b for k, b in reversed(messages) if k == "status" and b["instance"] == instance)
 
 
-@contextlib.asynccontextmanager
-async def watching(broker: MosquittoBroker) -> AsyncIterator[Statuses]:
-    statuses = Statuses()
-    async with aiomqtt.Client(
-        broker.host, broker.port, protocol=aiomqtt.ProtocolVersion.V5
-    ) as client:
-        await client.subscribe(f"{PREFIX}/status", qos=1)
+async def went_online(seen: Seen) -> str:
+    """The instance of the table's first retained ``online: true``."""
+    await seen.wait(lambda m: any(k == "status" and b["online"] for k, b in m))
+    return str(next(b["instance"] for k, b in seen.messages if k == "status" and b["online"]))
 
-        async def read() -> None:
-            async for msg in client.messages:
-                assert isinstance(msg.payload, bytes)
-                statuses.seen.append(json.loads(msg.payload))
-                async with statuses.changed:
-                    statuses.changed.notify_all()
 
-        task = asyncio.create_task(read())
-        try:
-            yield statuses
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+async def went_offline(seen: Seen, instance: str) -> None:
+    def offline(m: list[tuple[str, dict[str, Any]]]) -> bool:
+        statuses = [b for k, b in m if k == "status" and b["instance"] == instance]
+        return bool(statuses) and statuses[-1]["online"] is False
+
+    await seen.wait(offline)
+    assert last_status(seen.messages, instance)["online"] is False
 
 
 def service_on(journal: Path, broker_url: str) -> TableService:
@@ -93,9 +63,9 @@ async def test_a_stop_while_the_disk_is_full_still_says_offline(
 ) -> None:
     service = service_on(small_disk / "j.sqlite3", own_mosquitto.url)
     stop = asyncio.Event()
-    async with watching(own_mosquitto) as statuses:
+    async with listening(own_mosquitto) as (seen, _):
         task = asyncio.create_task(service.run(stop))
-        online = await statuses.wait_for(True)
+        instance = await went_online(seen)
         filler = fill(small_disk)
         try:
             stop.set()
@@ -103,18 +73,17 @@ async def test_a_stop_while_the_disk_is_full_still_says_offline(
             await asyncio.wait_for(task, WAIT_S)
         finally:
             filler.unlink()
-        final = await statuses.wait_for(False, online["instance"])
-    assert final["instance"] == online["instance"]
+        await went_offline(seen, instance)
 
 
 async def test_a_final_status_the_broker_does_not_acknowledge_leaves_the_will(
     own_mosquitto: MosquittoBroker, tmp_path: Path
 ) -> None:
-    async with relay_to(own_mosquitto.port) as relay, watching(own_mosquitto) as statuses:
+    async with relay_to(own_mosquitto.port) as relay, listening(own_mosquitto) as (seen, _):
         service = service_on(tmp_path / "j.sqlite3", relay.url)
         stop = asyncio.Event()
         task = asyncio.create_task(service.run(stop))
-        online = await statuses.wait_for(True)
+        instance = await went_online(seen)
         # The broker goes quiet (no PUBACK comes) with a window's worth of messages in
         # flight: the final status queues behind them and is never sent.
         relay.replies.clear()
@@ -134,5 +103,4 @@ async def test_a_final_status_the_broker_does_not_acknowledge_leaves_the_will(
         await asyncio.wait_for(task, WAIT_S)
         relay.replies.set()
         # The table is gone: the broker publishes its last will.
-        final = await statuses.wait_for(False, online["instance"])
-    assert final["instance"] == online["instance"]
+        await went_offline(seen, instance)
