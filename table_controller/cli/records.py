@@ -54,6 +54,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     report.add_argument("--from", dest="start", type=_time, help="RFC 3339 time")
     report.add_argument("--to", dest="end", type=_time, help="RFC 3339 time")
     sub.add_parser("gaps", help="pending and permanent feed gaps")
+    migrate = sub.add_parser(
+        "migrate",
+        help="apply the schema as the database's administrator (who then owns it), "
+        "and --grant a recorder's role what it needs",
+    )
+    migrate.add_argument("--grant", action="append", default=[], metavar="ROLE")
     configure_ratings(sub, _time)
 
 
@@ -79,9 +85,21 @@ async def _query(url: str, args: argparse.Namespace) -> Any:
             return await report(db, site=args.site, start=args.start, end=args.end)
         if args.what in RATINGS:
             return await query_ratings(db, args)
+        if args.what == "migrate":
+            return await _migrate(db, args.grant)
         return await queries.gaps(db)
     finally:
         await db.close()
+
+
+async def _migrate(db: Any, roles: list[str]) -> dict[str, Any]:
+    from table_controller.recorder.store.backend import migrate
+    from table_controller.recorder.store.roles import grant_recorder, owned_hand_records
+
+    version = await migrate(db)
+    for role in roles:
+        await grant_recorder(db, role)
+    return {"schema_version": version, "granted": roles, "owns": await owned_hand_records(db)}
 
 
 def _rows(what: str, data: Any) -> list[dict[str, Any]]:
@@ -91,6 +109,8 @@ def _rows(what: str, data: Any) -> list[dict[str, Any]]:
         return [*data["tables"], {"site": "TOTAL", "table": ""} | data["total"]]
     if what == "round":
         return [] if data is None else list(data["reconstruction"]["cards"])
+    if what == "migrate":
+        return [data]
     return list(data)
 
 

@@ -22,6 +22,7 @@ from table_controller.recorder.config import RecorderConfig
 from table_controller.recorder.errors import DatabaseUnavailable, RecorderConfigError
 from table_controller.recorder.live import LiveHub
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
+from table_controller.recorder.store.roles import owned_hand_records
 from table_controller.recorder.subscriber import Recorder
 from table_controller.recorder.web.errors import TlsConfigError, UsersFileError
 from table_controller.recorder.web.serve import serve_pit
@@ -62,6 +63,14 @@ async def _migrate(db: Backend, url: str) -> None:
         try:
             version = await migrate(db)
             log.info("database %s at schema version %d", url.split("@")[-1], version)
+            owned = await owned_hand_records(db)
+            if owned:
+                log.warning(
+                    "the recorder's role owns the hand records (%s): it could grant itself "
+                    "UPDATE or DELETE on them; have the database's administrator own the "
+                    "schema (table-controller records migrate --grant ROLE, docs/recorder.md)",
+                    ", ".join(owned),
+                )
             return
         except DatabaseUnavailable as exc:
             if attempt == DB_START_ATTEMPTS - 1:

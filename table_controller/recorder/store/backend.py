@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
-from table_controller.recorder.errors import SchemaVersionError
+from table_controller.recorder.errors import RecorderConfigError, SchemaVersionError
 from table_controller.recorder.store.schema import MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 
 Row = tuple[Any, ...]
@@ -52,31 +52,68 @@ def open_backend(url: str) -> Backend:
     return SqliteBackend(url)
 
 
+# PostgreSQL's SQLSTATE for a statement the role may not run.
+INSUFFICIENT_PRIVILEGE: Final = "42501"
+
+
+def is_postgres(db: Backend) -> bool:
+    return db.url.startswith(("postgresql://", "postgres://"))
+
+
 async def migrate(db: Backend) -> int:
-    """Apply every migration not applied yet; the schema version afterwards."""
+    """Apply every migration not applied yet; the schema version afterwards.
+
+    A schema already current is only read, so that a recorder whose role may not change
+    the schema (the administrator owns it, store/roles.py) starts as well."""
     # Two recorders starting at once: the second waits, then finds the schema applied.
     async with db.transaction(exclusive=True) as tx:
-        await tx.execute(VERSION_TABLE)
-        rows = await tx.fetch("SELECT MAX(version) FROM schema_version")
-        version = rows[0][0] or 0
-        if version > SCHEMA_VERSION:
+        version = await _version(db, tx)
+        if version is not None and version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"{db.url}: schema version {version} is newer than this recorder's "
                 f"{SCHEMA_VERSION}: upgrade the recorder"
             )
-        for number, statements in MIGRATIONS:
-            if number <= version:
-                continue
-            for statement in statements:
-                if _runs_on(db, statement):
-                    await tx.execute(statement)
-            await tx.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+        if version == SCHEMA_VERSION:
+            return SCHEMA_VERSION
+        try:
+            if version is None:
+                await tx.execute(VERSION_TABLE)
+            for number, statements in MIGRATIONS:
+                if number <= (version or 0):
+                    continue
+                for statement in statements:
+                    if _runs_on(db, statement):
+                        await tx.execute(statement)
+                await tx.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
+                raise
+            raise RecorderConfigError(
+                f"{db.url.split('@')[-1]}: the schema is at version {version or 0}, this "
+                f"recorder needs {SCHEMA_VERSION}, and its role may not change it ({exc}): "
+                "have the database's administrator run "
+                "table-controller records --database URL migrate --grant ROLE"
+            ) from exc
     return SCHEMA_VERSION
+
+
+async def _version(db: Backend, tx: Tx) -> int | None:
+    """The schema's version, None before the first migration."""
+    if is_postgres(db):
+        exists = "SELECT to_regclass('schema_version') IS NOT NULL"
+    else:
+        exists = (
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        )
+    if not (await tx.fetch(exists))[0][0]:
+        return None
+    rows = await tx.fetch("SELECT MAX(version) FROM schema_version")
+    return int(rows[0][0] or 0)
 
 
 def _runs_on(db: Backend, statement: str) -> bool:
     """A statement marked ``-- postgresql`` or ``-- sqlite`` runs only on that database."""
-    postgres = db.url.startswith(("postgresql://", "postgres://"))
+    postgres = is_postgres(db)
     if statement.startswith("-- postgresql\n"):
         return postgres
     if statement.startswith("-- sqlite\n"):

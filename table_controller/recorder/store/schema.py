@@ -107,6 +107,8 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
 # roles, so triggers refuse the statements. A statement marked "-- postgresql" or
 # "-- sqlite" runs only there.
 HAND_RECORDS: Final = ("messages", "rounds", "alerts", "chain_findings")
+# What the recorder keeps current besides them (store/roles.py grants it full use).
+WORKING_TABLES: Final = ("latest", "tables", "feed_progress", "feed_gaps", "purged_chains")
 
 
 def append_only_trigger(table: str, verb: str) -> str:
