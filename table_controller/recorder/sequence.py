@@ -41,6 +41,9 @@ class SeqTrack:
     hole_since: float | None = None
     attempts: int = 0
     next_request: float = 0.0
+    # Each rise of the highest missing feed_seq, with when it was first seen: a hole's
+    # part is asked for once it has been missing GAP_WAIT_S, whatever older holes wait.
+    tops: list[tuple[int, float]] = field(default_factory=list)
 
     def add(self, seqs: Iterable[int]) -> None:
         for seq in seqs:
@@ -100,16 +103,27 @@ class SeqTrack:
         if not holes:
             self.hole_since = None
             self.attempts = 0
+            self.tops.clear()
             return []
         if self.hole_since is None:
             self.hole_since = now
-        if now - self.hole_since < GAP_WAIT_S or now < self.next_request:
+        top = holes[-1][1]
+        if not self.tops or top > self.tops[-1][0]:
+            self.tops.append((top, now))
+        # A rise below the lowest hole tells nothing of the seqs still missing.
+        while len(self.tops) > 1 and self.tops[0][0] < holes[0][0]:
+            self.tops.pop(0)
+        if now < self.next_request:
+            return []
+        ripe = max((t for t, since in self.tops if now - since >= GAP_WAIT_S), default=0)
+        wanted = [(lo, min(hi, ripe)) for lo, hi in holes if lo <= ripe]
+        if not wanted:
             return []
         self.next_request = now + backoff_delay(
             self.attempts, initial_s=REPLAY_RETRY_INITIAL_S, cap_s=REPLAY_RETRY_MAX_S, rng=rng
         )
         self.attempts += 1
-        return [part for hole in holes for part in split_range(*hole)]
+        return [part for hole in wanted for part in split_range(*hole)]
 
 
 def split_range(first: int, last: int) -> list[tuple[int, int]]:

@@ -173,6 +173,20 @@ def test_a_gap_is_asked_for_after_the_wait_then_with_capped_backoff() -> None:
     assert track.due(now + 100, SHORTEST) == []
 
 
+def test_a_new_gap_waits_its_own_two_seconds_beside_an_older_one() -> None:
+    track = SeqTrack()
+    track.add([2])
+    track.settle()
+    assert track.due(0.0, SHORTEST) == []  # 1 is missing from now
+    track.add([10])  # 5..9 (and 3, 4) missing only from now on
+    assert track.due(GAP_WAIT_S - 0.1, SHORTEST) == []
+    assert track.due(GAP_WAIT_S, SHORTEST) == [(1, 1)]
+    later = track.next_request
+    assert later < 2 * GAP_WAIT_S - 0.1  # the shortest back-off comes before 3..9 are due
+    assert track.due(later, SHORTEST) == [(1, 1)]
+    assert track.due(max(track.next_request, 2 * GAP_WAIT_S), SHORTEST) == [(1, 1), (3, 9)]
+
+
 def test_replays_are_split_at_the_limit() -> None:
     parts = split_range(1, 2 * REPLAY_MAX_SPAN + 1)
     assert parts == [(1, 10_000), (10_001, 20_000), (20_001, 20_001)]
