@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, Route
 
 from table_controller.rigs.broker import MosquittoBroker
 from tests.web.harness import PitServer, signed_in, tables
@@ -43,4 +43,29 @@ async def test_floor_shows_every_table_and_updates_within_a_second_of_a_round(
         )
         await offline.wait_for(timeout=WAIT_MS)
         assert "offline" in await offline.locator(".badge").inner_text()
+        await page.close()
+
+
+async def test_the_header_says_live_again_once_an_update_goes_through(
+    pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser
+) -> None:
+    async with tables(mosquitto.url, tmp_path, pit.site, 1) as rigs:
+        page = await signed_in(browser, pit.url)
+        await page.wait_for_selector("#live-state.on", timeout=WAIT_MS)
+        rig, dealer = rigs[0]
+        tile = f'li.tile[data-table="{pit.site}/{rig.spec.table_id}"]'
+
+        # The page's region answers 503 for a while, as while the database is away.
+        async def away(route: Route) -> None:
+            await route.fulfill(status=503, body="503: the database is unavailable\n")
+
+        await page.route("**/*fragment=1*", away)
+        await dealer.play_round()
+        await page.wait_for_selector(
+            '#live-state:has-text("not updated (503), retrying")', timeout=WAIT_MS
+        )
+        await page.unroute("**/*fragment=1*", away)
+        await dealer.play_round()
+        await page.wait_for_selector(f'{tile}[data-rounds-today="2"]', timeout=WAIT_MS)
+        assert await page.locator("#live-state").inner_text() == "live"
         await page.close()

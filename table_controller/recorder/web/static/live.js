@@ -10,7 +10,14 @@
   let busy = false;
   let again = false;
   let updates = 0;
+  let streaming = false;  // the /api/live stream is open
   const MIN_GAP_MS = 250;
+
+  function say(text, on) {
+    if (!state) return;
+    state.textContent = text;
+    state.className = on ? "live-state on" : "live-state";
+  }
 
   function focusKey() {
     const el = document.activeElement;
@@ -32,16 +39,18 @@
     try {
       const answer = await fetch(live.dataset.fragment, { credentials: "same-origin", cache: "no-store" });
       if (answer.redirected || answer.status === 401) { window.location.reload(); return; }
-      if (!answer.ok && state) state.textContent = `not updated (${answer.status}), retrying`;
+      if (!answer.ok) say(`not updated (${answer.status}), retrying`, false);
       if (answer.ok) {
         const key = focusKey();
         live.innerHTML = await answer.text();
         refocus(key);
         updates += 1;
         document.body.dataset.updates = String(updates);
+        // Up to date again: the header says so while the stream is open.
+        if (streaming) say("live", true);
       }
     } catch (err) {
-      if (state) state.textContent = "update failed, retrying";
+      say("update failed, retrying", false);
     } finally {
       // At most one fetch in flight and one every MIN_GAP_MS: a busy floor sends many
       // changes a second, and each fetch shows all of them at once.
@@ -72,11 +81,13 @@
 
   const source = new EventSource("/api/live");
   source.onopen = () => {
-    if (state) { state.textContent = "live"; state.className = "live-state on"; }
+    streaming = true;
+    say("live", true);
     refresh();  // whatever changed while the stream was away
   };
   source.onerror = () => {
-    if (state) { state.textContent = "reconnecting…"; state.className = "live-state"; }
+    streaming = false;
+    say("reconnecting…", false);
   };
   source.onmessage = changed;
   for (const name of ["status", "state", "stats", "events", "rounds", "alerts", "change"]) {
