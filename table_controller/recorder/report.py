@@ -74,7 +74,8 @@ async def report(
     broken = {(f["site"], f["table"]) for f in await findings(db, site=site)}
     for row in tables:
         key = (row["site"], row["table"])
-        row.update(held.get(key, {"flags": []}))
+        # A table with alerts but no round in the window: nothing wagered, nothing expected.
+        row.update(held.get(key, {"theo": 0, "theo_hold": None, "interval": None, "flags": []}))
         row["flags"] = [*row["flags"], *([CHAIN_BREAK] if key in broken else [])]
         row["dealer_pace"] = latest.get(key)
     total = _total(tables, start, end)
