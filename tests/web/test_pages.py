@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -125,10 +126,20 @@ async def test_a_critical_alert_stands_out_on_the_floor_and_the_alerts_page_unti
         assert "HELD" in now
         assert "P1\tinitial 50.00" in await table.inner_text("table.layout")  # as sensed now
         assert "PAST_POSTING" in await table.inner_text(".timeline li.open")
+        # The report, with a table that has raised an alert and stored no round yet.
+        answer = await table.goto(f"{pit.url}/report?site={pit.site}")
+        assert answer is not None
+        assert answer.status == 200
+        assert "PAST_POSTING" in await table.inner_text(f'tr[data-table="{key}"]')
 
         await confirm(rig)
         await floor.wait_for_selector("li.tile.critical", state="detached", timeout=WAIT_MS)
         await alerts.wait_for_selector("#no-alerts", timeout=WAIT_MS)
+        # The table page's timeline is the shift's: not an alert of a later one.
+        before = datetime.now(UTC) - timedelta(hours=12)
+        window = f"from={before - timedelta(hours=8):%Y-%m-%dT%H:%MZ}&to={before:%Y-%m-%dT%H:%MZ}"
+        await table.goto(f"{pit.url}/table/{key}?{window}")
+        assert "No alert this shift." in await table.inner_text("#main")
 
 
 async def _background(locator: Any) -> str:

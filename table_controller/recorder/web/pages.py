@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from table_controller.engine.settlement import rfc3339
+from table_controller.feed.payloads import rfc3339 as stored_time
 from table_controller.recorder.web import charts, views
 from table_controller.recorder.web.auth import safe_next
 from table_controller.recorder.web.data import PitData, parse_time
@@ -114,7 +115,14 @@ class Pages:
             raise HTTPException(404, f"no table {table!r} at site {site!r}")
         last = await self.data.rounds(site, table, last=LAST_ROUNDS)
         shift = await self.data.rounds(site, table, start=start, end=end)
-        alerts = await self.data.alerts(site=site, table=table)
+        # The shift's alerts: raised, resolved or open in it (docs/web.md, Table).
+        lo, hi = stored_time(start), stored_time(end)
+        alerts = [
+            a
+            for a in await self.data.alerts(site=site, table=table)
+            if (a["raised"] or a["resolved"] or "") < hi
+            and (a["resolved"] is None or a["resolved"] >= lo)
+        ]
         seats = await self.data.sessions(site, table, start=start, end=end)
         context = {
             "findings": await self.data.findings(site, table),
