@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import re
@@ -16,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from bench.pg_server import PostgresServer
 from table_controller.recorder.live import LiveHub
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from table_controller.recorder.web.errors import TlsConfigError
@@ -190,3 +192,31 @@ async def test_the_csv_link_exports_exactly_the_window_and_site_the_report_shows
             "site": ["floor-2"],
         }
         assert (await client.get(html.unescape(href))).status_code == 200
+
+
+async def test_a_page_opened_while_the_database_is_away_comes_back_by_itself(
+    tmp_path: Path,
+) -> None:
+    """The 503 page itself asks again (a browser follows its refresh), so a tab opened
+    during an outage shows the floor once the database is back, with nobody at it."""
+    with PostgresServer() as postgres:
+        db = open_backend(postgres.create_database())
+        await migrate(db)
+        try:
+            async with _client(Store(db, make_users(tmp_path / "pit-users"))) as client:
+                await client.post("/login", data={"name": USER, "password": PASSWORD})
+                assert (await client.get("/")).status_code == 200
+                await asyncio.to_thread(postgres.stop)
+                away = await client.get("/")
+                assert away.status_code == 503
+                assert away.headers["content-type"].startswith("text/html")
+                refresh = re.search(r'<meta http-equiv="refresh" content="(\d+)"', away.text)
+                assert refresh is not None
+                assert 0 < int(refresh.group(1)) <= 10
+                assert (await client.get("/api/tables")).status_code == 503
+                await asyncio.to_thread(postgres.start)
+                async with asyncio.timeout(30):
+                    while (await client.get("/")).status_code != 200:  # noqa: ASYNC110
+                        await asyncio.sleep(int(refresh.group(1)))  # as the page's refresh
+        finally:
+            await db.close()

@@ -21,7 +21,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
@@ -64,13 +64,26 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return PlainTextResponse(f"{status}: {detail}\n", status_code=status)
 
 
+AWAY_RETRY_S: Final = 5
+_AWAY_PAGE: Final = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+    f'<meta http-equiv="refresh" content="{AWAY_RETRY_S}">'
+    "<title>Database unavailable</title></head><body>"
+    "<p>503: the database is unavailable; this page tries again every "
+    f"{AWAY_RETRY_S} s by itself.</p></body></html>\n"
+)
+
+
 async def _database_away(request: Request, exc: Exception) -> Response:
-    # The recorder retries the database; the page says so and live.js keeps the last
-    # figures on screen until an answer comes back.
+    # The recorder retries the database. An open page's live.js keeps its last figures on
+    # screen until an answer comes back; a page opened meanwhile asks again by itself.
     log.warning("page %s: %s", request.url.path, exc)
-    return PlainTextResponse(
-        "503: the database is unavailable; the page tries again by itself\n", status_code=503
-    )
+    if request.url.path.startswith("/api/") or request.query_params.get("fragment"):
+        return PlainTextResponse(
+            "503: the database is unavailable; the page tries again by itself\n",
+            status_code=503,
+        )
+    return HTMLResponse(_AWAY_PAGE, status_code=503, headers={"Retry-After": str(AWAY_RETRY_S)})
 
 
 def web_app(
