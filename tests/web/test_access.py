@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.async_api import Browser, Page
 
 from table_controller.rigs.broker import MosquittoBroker
-from tests.web.harness import PitServer, signed_in, tables
+from tests.web.harness import PitServer, past_post, signed_in, tables
 
 WAIT_MS = 15_000
 TABLET_W = 768  # a tablet held upright
@@ -79,3 +79,30 @@ async def test_the_floor_fits_a_tablet_in_a_grid_of_tiles(
                 "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
             assert wide <= 0, path  # wide tables scroll inside their panel, not the page
+
+
+PHONE_W = 390
+TOUCH_PX = 44  # docs/web.md: touch targets at least 44 px high
+
+
+async def test_every_page_fits_a_phone_with_touch_sized_targets(
+    pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser
+) -> None:
+    async with tables(mosquitto.url, tmp_path, pit.site, 1) as rigs:
+        await rigs[0][1].play_round()
+        await past_post(rigs[0][0])  # an open alert: the alerts page has its table
+        page = await signed_in(browser, pit.url, width=PHONE_W)
+        for path in ("/", f"/table/{pit.site}/war-01", "/alerts", "/report"):
+            await page.goto(f"{pit.url}{path}")
+            await page.wait_for_selector("#live-state.on", timeout=WAIT_MS)
+            wide = await page.evaluate(
+                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert wide <= 0, path
+            small = await page.eval_on_selector_all(
+                "a[href], button, input:not([type=hidden])",
+                f"""els => els.filter(el => el.getClientRects().length)
+                    .filter(el => el.getBoundingClientRect().height < {TOUCH_PX})
+                    .map(el => el.outerHTML.slice(0, 80))""",
+            )
+            assert small == [], path
