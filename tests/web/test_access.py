@@ -106,3 +106,50 @@ async def test_every_page_fits_a_phone_with_touch_sized_targets(
                     .map(el => el.outerHTML.slice(0, 80))""",
             )
             assert small == [], path
+
+
+async def _updated(page: Page, after: int) -> None:
+    """Wait for the live region's next swap (live.js counts them on the body)."""
+    await page.wait_for_function(
+        f"() => Number(document.body.dataset.updates || 0) > {after}", timeout=WAIT_MS
+    )
+
+
+async def _updates(page: Page) -> int:
+    return int(await page.evaluate("() => Number(document.body.dataset.updates || 0)"))
+
+
+async def test_focus_stays_on_the_same_control_across_a_live_update(
+    pit: PitServer, mosquitto: MosquittoBroker, tmp_path: Path, browser: Browser
+) -> None:
+    async with tables(mosquitto.url, tmp_path, pit.site, 1) as rigs:
+        rig, dealer = rigs[0]
+        await dealer.play_round()
+        page = await signed_in(browser, pit.url)
+        # The report's scrolling figures: a region reached by Tab, with no link or id.
+        await page.goto(f"{pit.url}/report")
+        await page.wait_for_selector("#live-state.on", timeout=WAIT_MS)
+        await page.focus('#live [aria-label="Report figures"]')
+        count = await _updates(page)
+        await past_post(rig)  # a change at the table: the region is fetched again
+        await _updated(page, count)
+        label = await page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+        assert label == "Report figures"
+        # Two alerts of one table: the same link in two rows; focus keeps to its row.
+        rig.bet(1, initial=5000, tie=500)  # the tie spot too: a second PAST_POSTING
+        await page.goto(f"{pit.url}/alerts")
+        rows = page.locator("#live tr[data-alert]")
+        await page.wait_for_function(
+            "() => document.querySelectorAll('#live tr[data-alert]').length === 2",
+            timeout=WAIT_MS,
+        )
+        second = await rows.nth(1).get_attribute("data-alert")
+        await rows.nth(1).locator("a").focus()
+        count = await _updates(page)
+        rig.bet(1, initial=5000, tie=500, war=500)  # a third: the page is swapped again
+        await _updated(page, count)
+        focused = await page.evaluate(
+            "() => document.activeElement.closest('tr[data-alert]')?.dataset.alert"
+        )
+        assert focused == second
+        await page.close()

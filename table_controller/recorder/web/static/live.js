@@ -19,16 +19,28 @@
     state.className = on ? "live-state on" : "live-state";
   }
 
+  // What names a focusable element across a swap: its row (an alert's, a table's) and
+  // its link, id or label; and, among the elements so named, which one it was.
+  const FOCUSABLE = "a[href], button, input, [tabindex]";
+
+  function name(el) {
+    const row = el.closest("[data-alert], [data-table]");
+    const where = row ? (row.dataset.alert || row.dataset.table) : "";
+    const what = el.getAttribute("href") || el.id || el.getAttribute("aria-label") || el.tagName;
+    return `${where}|${what}`;
+  }
+
   function focusKey() {
     const el = document.activeElement;
-    if (!el || !live.contains(el)) return null;
-    return el.getAttribute("href") || el.id || null;
+    if (!el || el === live || !live.contains(el)) return null;
+    const same = Array.from(live.querySelectorAll(FOCUSABLE)).filter((x) => name(x) === name(el));
+    return { name: name(el), nth: same.indexOf(el) };
   }
 
   function refocus(key) {
     if (!key) return;
-    const found = Array.from(live.querySelectorAll("a[href], [id]"))
-      .find((el) => el.getAttribute("href") === key || el.id === key);
+    const same = Array.from(live.querySelectorAll(FOCUSABLE)).filter((x) => name(x) === key.name);
+    const found = same[Math.min(key.nth, same.length - 1)];
     if (found) found.focus();
   }
 
