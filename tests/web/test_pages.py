@@ -182,6 +182,20 @@ async def test_the_report_totals_equal_the_sums_over_the_round_records(
         await (await download.value).save_as(saved)
         last = saved.read_text(encoding="utf-8").splitlines()[-1].split(",")
         assert last[1:6] == ["TOTAL", str(len(dealt)), last[3], str(handle), str(win)]
+        # A round later the page has moved on, live: so has its export.
+        await rigs[0][1].play(1)
+        rounds = total.locator('[data-col="rounds"]')
+        await page.wait_for_function(
+            "n => document.querySelector('tr.total [data-col=\"rounds\"]').textContent == n",
+            arg=str(len(dealt) + 1),
+            timeout=15_000,
+        )
+        assert await rounds.inner_text() == str(len(dealt) + 1)
+        async with page.expect_download() as download:
+            await page.click("text=Export CSV")
+        await (await download.value).save_as(saved)
+        last = saved.read_text(encoding="utf-8").splitlines()[-1].split(",")
+        assert last[1:3] == ["TOTAL", str(len(dealt) + 1)]
 
 
 def _count(record: dict[str, Any], field: str) -> int:
