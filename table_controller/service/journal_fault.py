@@ -128,6 +128,18 @@ class JournalFaults:
         else:
             log.debug("input not journaled (journal fault): %s", type(inp).__name__)
 
+    def _read_out_of_turn(self, inp: Input) -> bool:
+        """A shoe input while reads a fault refused are still to come back (RESEND, in
+        order): not taken ahead of them, and it comes again with them. When the disk is
+        back it ends the fault here, as the fault task's retry would."""
+        if not isinstance(inp, _SHOE_INPUTS):
+            return False
+        if self.fault is not None and self._shoe_missed:
+            self.retry_journal()
+            return True
+        # Asked for again (shoe_resync) until the shoe task has reopened the shoe.
+        return self._shoe_missed or self.shoe_resync.is_set()
+
     def _fault_key(self) -> str:
         return f"jf-{self.instance}-{self._faults}"
 

@@ -54,6 +54,7 @@ from table_controller.engine import (
     Phase,
     RoundRecorded,
     SetLights,
+    SpotsChanged,
     device_states,
     input_to_json,
     state_view,
@@ -166,6 +167,8 @@ class TableRunner(JournalFaults):
     # -- the one way in ---------------------------------------------------
     def handle(self, inp: Input) -> bool:
         """Feed one input; journal it with its messages; then act. False: not acted on."""
+        if self._read_out_of_turn(inp):
+            return False
         phase_before = self.engine.phase
         outputs = self.engine.feed(inp)
         feed_before, chain_before = self.messages.feed_seq, self.messages.prev_hash
@@ -195,6 +198,8 @@ class TableRunner(JournalFaults):
         self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
         self.inputs_handled += 1
         self._owed_journaled()
+        if isinstance(inp, SpotsChanged):
+            self._spots_missed = None  # a newer layout than the one a fault refused
         for out in outputs:
             if isinstance(out, ConsoleReply | ConsoleShow):
                 self.console_out.put_nowait(out)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from table_controller.engine.inputs import CardRead
+from table_controller.engine.inputs import CardRead, SpotsChanged
 from table_controller.feed.payloads import parse_payload
 from table_controller.service.inbox import Inbox
 from table_controller.service.journal import Journal
@@ -43,6 +43,13 @@ def up_to_the_deal(runner: TableRunner) -> Iterator[CardRead]:
     yield from (inp for inp in inputs[deal:] if isinstance(inp, CardRead))
 
 
+def layout_again() -> SpotsChanged:
+    """The board's snapshot of the layout as it stands: an input that changes nothing."""
+    inputs = session(2)
+    deal = next(i for i, inp in enumerate(inputs) if isinstance(inp, CardRead))
+    return next(i for i in reversed(inputs[:deal]) if isinstance(i, SpotsChanged))
+
+
 def assert_one_run(messages: list[dict[str, Any]]) -> None:
     seqs = [m["feed_seq"] for m in messages]
     assert seqs == list(range(1, len(seqs) + 1))
@@ -56,8 +63,8 @@ def test_a_fault_ended_by_the_next_input_journals_its_raised_alert(small_disk: P
         filler = fill(small_disk)
         assert not runner.handle(card)
         filler.unlink()
-        # The shoe's next read, not the fault task, is the first commit to succeed.
-        assert runner.handle(dataclasses.replace(card))
+        # The board's next snapshot, not the fault task, is the first commit to succeed.
+        assert runner.handle(dataclasses.replace(layout_again(), at=card.at))
         assert runner.fault is None
         messages = journaled(runner)
         alerts = fault_alerts(messages)
@@ -112,11 +119,12 @@ def test_a_disk_that_fills_again_at_once_leaves_no_gap_in_feed_seq(small_disk: P
                 fillers.append(fill(small_disk))
 
         runner.publish_journaled = refill
-        assert runner.handle(dataclasses.replace(card))
+        assert runner.handle(dataclasses.replace(layout_again(), at=card.at))
         assert runner.fault is not None  # the resolution could not be journaled: a new fault
         fillers[0].unlink()
         assert runner.retry_journal()
-        assert runner.handle(next(cards))
+        runner.shoe_resync.clear()  # the shoe task reopens the shoe: the reads come again
+        assert runner.handle(card)
         messages = journaled(runner)
         alerts = fault_alerts(messages)
         # Both faults journaled, raised and resolved, and no number skipped.
@@ -154,7 +162,8 @@ def test_replay_unavailable_during_a_fault_shares_no_feed_seq(small_disk: Path) 
         inbox.handle(f"{runner.cfg.topic_prefix}/replay", json.dumps(replay).encode())
         filler.unlink()
         assert runner.retry_journal()
-        assert runner.handle(next(cards))
+        runner.shoe_resync.clear()  # the shoe task reopens the shoe: the reads come again
+        assert runner.handle(card)
         messages = journaled(runner)
         unavailable = [m for m in messages if m.get("code") == "REPLAY_UNAVAILABLE"]
         assert len(unavailable) == 1
@@ -195,5 +204,52 @@ def test_replay_beyond_the_newest_feed_seq_claims_nothing_unheld(tmp_path: Path)
         assert [json.loads(m.payload)["feed_seq"] for m in sent] == [last]
         codes = [m.get("code") for m in journaled(runner)]
         assert "REPLAY_UNAVAILABLE" not in codes
+    finally:
+        runner.journal.close()
+
+
+def test_a_read_after_the_disk_is_back_waits_for_the_reads_refused_before_it(
+    small_disk: Path,
+) -> None:
+    """Reads refused during a fault come back by RESEND, in order: a later read that comes
+    first, before the fault task's retry, is not taken ahead of them (it comes again too)."""
+    runner = runner_on(small_disk / "j.sqlite3")
+    try:
+        cards = up_to_the_deal(runner)
+        refused, later = next(cards), next(cards)
+        last = runner.engine.last_read_n
+        filler = fill(small_disk)
+        assert not runner.handle(refused)
+        filler.unlink()
+        assert not runner.handle(later)
+        assert runner.fault is None  # the disk is back: that read ended the fault
+        assert runner.engine.last_read_n == last
+        assert runner.shoe_resync.is_set()  # the shoe is asked again from the last journaled
+        assert not runner.handle(dataclasses.replace(later))  # until the shoe is reopened
+        runner.shoe_resync.clear()  # the shoe task reopens the shoe: the reads come in order
+        assert runner.handle(dataclasses.replace(refused))
+        assert runner.handle(dataclasses.replace(later))
+        assert runner.engine.last_read_n == later.n
+    finally:
+        runner.journal.close()
+
+
+def test_a_snapshot_taken_after_a_fault_is_not_undone_by_the_one_it_refused(
+    small_disk: Path,
+) -> None:
+    """The snapshot refused during the fault is fed again when it ends, unless a newer one
+    was taken meanwhile: the board's latest layout is the one the table keeps."""
+    runner = runner_on(small_disk / "j.sqlite3")
+    try:
+        older = next(i for i in session(1) if isinstance(i, SpotsChanged) and i.present)
+        # The player took the chips back meanwhile: the board's next snapshot is empty.
+        newer = dataclasses.replace(older, present=0, values=None if older.values is None else ())
+        filler = fill(small_disk)
+        assert not runner.handle(older)
+        filler.unlink()
+        assert runner.handle(newer)
+        assert runner.fault is None
+        present = runner.engine.snapshot().spots.present
+        assert present == newer.present
     finally:
         runner.journal.close()

@@ -244,6 +244,7 @@ def test_disk_full_the_input_is_not_acted_on_and_the_table_recovers_by_itself(
         assert runner.fault is None
         # The read the journal could not take is asked of the shoe again (RESEND).
         assert runner.shoe_resync.is_set()
+        runner.shoe_resync.clear()  # the shoe task reopens the shoe, which sends the read again
         assert runner.handle(dataclasses.replace(card))
         assert runner.journal.last_input_number() > numbered
         codes = [parse_payload(m.payload).model_dump() for m in runner.journal.pending(1000)]
