@@ -205,6 +205,7 @@ class Publisher(Drain):
         # never journaled; the latest per topic, sent after what the journal holds.
         self._views: dict[str, OutboxMessage] = {}
         self._from_memory: set[str] = set()
+        self._unmarked: set[str] = set()
         self._refused_topics: set[str] = set()
         self._reconnect_now = asyncio.Event()
 

@@ -90,6 +90,7 @@ class Drain(ReconnectPolicy):
     _unjournaled: dict[str, OutboxMessage]
     _views: dict[str, OutboxMessage]
     _from_memory: set[str]
+    _unmarked: set[str]  # acknowledged, but the journal could not mark them sent
     _refused_topics: set[str]
     _publish_props: Properties | None
     _ack_timeout_s: float
@@ -185,7 +186,8 @@ class Drain(ReconnectPolicy):
                 unjournaled = list(self._unjournaled.values())
                 self._unjournaled.clear()
                 views: list[OutboxMessage] = []
-                batch = unjournaled + self._journal.pending(BATCH)
+                pending = self._journal.pending(BATCH)
+                batch = unjournaled + [m for m in pending if m.id not in self._unmarked]
                 if len(batch) < BATCH:
                     # The views last: a state shows what the events before it say.
                     views = list(self._views.values())
@@ -204,6 +206,8 @@ class Drain(ReconnectPolicy):
                     continue
                 if self._woken:
                     continue
+                if self._unmarked:
+                    self._mark_sent([])  # the journal may commit again
                 self._idle.set()
             await self._sleep(loop, lost)
             if lost.done() and not self._express:
@@ -351,10 +355,14 @@ class Drain(ReconnectPolicy):
 
     def _mark_sent(self, ids: list[str]) -> None:
         try:
-            self._journal.mark_sent(ids)
+            self._journal.mark_sent([*self._unmarked, *ids])
         except JournalFault as exc:
-            # Not marked: they go again, with the same ids, once the journal commits.
+            # Not marked: held here, so not sent again and again meanwhile, and marked once
+            # the journal commits (after a restart they go again, with the same ids).
+            self._unmarked.update(ids)
             log.debug("sent marks not journaled: %s", exc)
+            return
+        self._unmarked.clear()
 
     def _refused(self, msg: OutboxMessage, code: int) -> None:
         if msg.id in self._from_memory:
