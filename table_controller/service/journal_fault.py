@@ -31,12 +31,21 @@ from table_controller.engine import (
     ConsolePress,
     ConsoleReply,
     ConsoleShow,
+    DeviceOffline,
+    DeviceOnline,
     Input,
     Refusal,
     RoundEngine,
     SpotsChanged,
 )
-from table_controller.engine.inputs import CardRead, CoverRead, Misread, ReadGap, ShoeStatus
+from table_controller.engine.inputs import (
+    CardRead,
+    CoverRead,
+    Misread,
+    PressesRenumbered,
+    ReadGap,
+    ShoeStatus,
+)
 from table_controller.service.errors import JournalFault
 from table_controller.service.journal import Journal, OutboxMessage
 from table_controller.service.messages import MessageFactory
@@ -45,6 +54,12 @@ log = logging.getLogger("table_controller.service.runner")
 
 JOURNAL_FAULT_SHOW: Final = "JOURNAL FAULT: CALL TECH"
 _SHOE_INPUTS: Final = (CardRead, Misread, CoverRead, ReadGap, ShoeStatus)
+_SAID_ONCE: Final = (DeviceOnline, DeviceOffline, PressesRenumbered)
+
+
+def _kind(inp: Input) -> str:
+    """What a said-once input is about: a device, or the console's numbering."""
+    return inp.device if isinstance(inp, DeviceOnline | DeviceOffline) else type(inp).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +94,7 @@ class JournalFaults:
         self._fault_at: datetime | None = None
         self._shoe_missed = False
         self._spots_missed: SpotsChanged | None = None
+        self._redo: list[Input] = []
         self._owed: list[OwedAlert] = []
 
     def handle(self, inp: Input) -> bool:  # the runner's
@@ -123,6 +139,10 @@ class JournalFaults:
             self._shoe_missed = True
         elif isinstance(inp, SpotsChanged):
             self._spots_missed = inp
+        elif isinstance(inp, _SAID_ONCE):
+            # The drivers say once that a device went or came back, or that the console
+            # restarted: kept to feed again, the latest of each device.
+            self._redo = [r for r in self._redo if _kind(r) != _kind(inp)] + [inp]
         if self.fault is None:
             self._fault_raised(detail)
         else:
@@ -206,6 +226,9 @@ class JournalFaults:
         if self._shoe_missed:
             self._shoe_missed = False
             self.shoe_resync.set()
+        redo, self._redo = self._redo, []
+        for inp in redo:
+            self.handle(dataclasses.replace(inp, at=self.clock()))
         spots, self._spots_missed = self._spots_missed, None
         if spots is not None:
             self.handle(dataclasses.replace(spots, at=self.clock()))

@@ -11,7 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from table_controller.engine.inputs import CardRead, SpotsChanged
+from table_controller.engine.inputs import (
+    CardRead,
+    DeviceOffline,
+    DeviceOnline,
+    PressesRenumbered,
+    SpotsChanged,
+)
 from table_controller.feed.payloads import parse_payload
 from table_controller.service.inbox import Inbox
 from table_controller.service.journal import Journal
@@ -251,5 +257,28 @@ def test_a_snapshot_taken_after_a_fault_is_not_undone_by_the_one_it_refused(
         assert runner.fault is None
         present = runner.engine.snapshot().spots.present
         assert present == newer.present
+    finally:
+        runner.journal.close()
+
+
+def test_a_device_lost_or_back_during_a_fault_is_taken_when_it_ends(small_disk: Path) -> None:
+    """The drivers say once that a device went or came back: a fault must not lose it."""
+    runner = runner_on(small_disk / "j.sqlite3")
+    try:
+        card = next(up_to_the_deal(runner))
+        filler = fill(small_disk)
+        assert not runner.handle(DeviceOffline(at=card.at, device="console", detail="unplugged"))
+        assert not runner.handle(DeviceOffline(at=card.at, device="sensors", detail="unplugged"))
+        assert not runner.handle(DeviceOnline(at=card.at, device="sensors"))  # back already
+        assert not runner.handle(PressesRenumbered(at=card.at))  # the console restarted
+        filler.unlink()
+        assert runner.retry_journal()
+        devices = runner.device_status()
+        assert devices["console"]["state"] == "offline"
+        assert devices["sensors"]["state"] != "offline"
+        codes = {a.code.value for a in runner.engine.snapshot().alerts.open}
+        assert "DEVICE_OFFLINE" in codes
+        kinds = [body.get("type") for body in runner.journal.inputs()]
+        assert "console_restarted" in kinds
     finally:
         runner.journal.close()
