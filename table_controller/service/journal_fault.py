@@ -22,7 +22,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -34,6 +34,7 @@ from table_controller.engine import (
     DeviceOffline,
     DeviceOnline,
     Input,
+    Output,
     Refusal,
     RoundEngine,
     SpotsChanged,
@@ -131,10 +132,15 @@ class JournalFaults:
         return None
 
     # -- the fault -----------------------------------------------------------------
-    def _refuse(self, inp: Input, detail: str) -> None:
+    def _refuse(self, inp: Input, detail: str, outputs: Sequence[Output] = ()) -> None:
         """The input is not acted on: say so, keep what to redo."""
         if isinstance(inp, ConsolePress):
-            self.console_out.put_nowait(ConsoleReply(inp.k, Refusal.JOURNAL_FAULT))
+            # docs/devices.md: a press already answered gets its first answer again (the
+            # engine gave it from memory, changing nothing); any other is refused.
+            again = inp.k <= self.engine.answered_up_to
+            known = [o for o in outputs if isinstance(o, ConsoleReply) and o.k == inp.k]
+            answer = known[0] if again and known else ConsoleReply(inp.k, Refusal.JOURNAL_FAULT)
+            self.console_out.put_nowait(answer)
         elif isinstance(inp, _SHOE_INPUTS):
             self._shoe_missed = True
         elif isinstance(inp, SpotsChanged):

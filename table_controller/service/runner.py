@@ -193,7 +193,7 @@ class TableRunner(JournalFaults):
             # The engine never runs ahead of the disk: it took the input, the journal did
             # not, so it is rebuilt as the journal has it (a rare, slow path).
             self.engine = restore(self.cfg, self.journal).engine
-            self._refuse(inp, str(exc))
+            self._refuse(inp, str(exc), outputs)
             return False
         self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
         self.inputs_handled += 1
