@@ -17,7 +17,10 @@ def parse_time(value: object) -> datetime:
         raise ValueError(f"{value!r}: not an RFC 3339 time (2026-01-31T22:00:00Z)") from exc
     if parsed.tzinfo is None:
         raise ValueError(f"{value!r}: give the UTC offset (Z or +01:00)")
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError as exc:  # year 1 an hour ahead of UTC, say
+        raise ValueError(f"{value!r}: out of range") from exc
 
 
 def now_text() -> str:

@@ -220,3 +220,17 @@ async def test_a_page_opened_while_the_database_is_away_comes_back_by_itself(
                         await asyncio.sleep(int(refresh.group(1)))  # as the page's refresh
         finally:
             await db.close()
+
+
+async def test_a_time_out_of_range_is_a_bad_parameter_not_a_failure(store: Store) -> None:
+    async with _client(store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        for path in (
+            "/report?to=0001-01-01T05:00",  # the shift before it starts before year 1
+            "/report.csv?to=0001-01-01T05:00",
+            "/table/s/t?to=0001-01-01T05:00",
+            "/report?from=0001-01-01T00:00%2B01:00&to=2026-01-01T00:00Z",
+            "/api/report?from=0001-01-01T00:00%2B01:00&to=2026-01-01T00:00Z",
+        ):
+            answer = await client.get(path)
+            assert answer.status_code == 400, (path, answer.status_code, answer.text[:200])

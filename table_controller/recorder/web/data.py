@@ -63,6 +63,6 @@ def parse_time(text: str | None) -> datetime | None:
         return None
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):  # OverflowError: out of range once in UTC
         return None
-    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)

@@ -225,7 +225,10 @@ class Pages:
     def _window(self, request: Request) -> tuple[datetime, datetime]:
         """The shift: ``from``/``to`` (RFC 3339 or a form's local time, read as UTC)."""
         end = self._time(request, "to") or self.clock()
-        start = self._time(request, "from") or end - timedelta(hours=SHIFT_H)
+        try:
+            start = self._time(request, "from") or end - timedelta(hours=SHIFT_H)
+        except OverflowError:
+            raise HTTPException(400, "to: the shift before it starts before year 1") from None
         if start >= end:
             raise HTTPException(400, "from: must be before to")
         return start, end
