@@ -44,9 +44,10 @@ from table_controller.recorder.intake import (
     SEQUENCED,
     FeedMessage,
     IntakeError,
+    Leaf,
     parse_message,
 )
-from table_controller.recorder.live import LiveHub
+from table_controller.recorder.live import LiveHub, without_burn_ranks
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.store.writer import store_batch
 from table_controller.recorder.times import now_text, parse_time
@@ -275,7 +276,8 @@ class Recorder:
         for msg in [*done.new, *(m for m in batch if m.leaf in LATEST)]:
             self.live.publish(
                 {"site": msg.site, "table": msg.table, "topic": msg.leaf.value, "id": msg.id}
-                | {"ts": msg.ts, "feed_seq": msg.feed_seq, "payload": msg.body}
+                | {"ts": msg.ts, "feed_seq": msg.feed_seq}
+                | {"payload": without_burn_ranks(msg.body) if msg.leaf is Leaf.ROUNDS else msg.body}
             )
         self.stored += len(done.new)
         self.duplicates += done.duplicates

@@ -175,3 +175,18 @@ async def test_live_stream_sends_each_committed_change(floor: Floor) -> None:
                     change = json.loads(line.removeprefix("data:"))
                     if change["topic"] == "rounds" and change["id"] == record["id"]:
                         break
+    # A live feed carries a burn card without its rank (docs/rules.md §(h)(1)); the stored
+    # record, which auditors read, keeps it.
+    burns = [c for c in record["cards"] if c["role"] == "burn"]
+    assert burns
+    assert all(c["card"] for c in burns)
+    live_cards = {c["n"]: c["card"] for c in change["payload"]["cards"]}
+    assert all(live_cards[c["n"]] is None for c in burns)
+    others = [c for c in record["cards"] if c["role"] != "burn"]
+    assert all(live_cards[c["n"]] == c["card"] for c in others)
+    stored = await floor.http.get(
+        f"/api/tables/{SITE}/{table.table}/rounds/{table.epoch}/{record['round_id']}"
+    )
+    assert [c["card"] for c in stored.json()["record"]["cards"]] == [
+        c["card"] for c in record["cards"]
+    ]
