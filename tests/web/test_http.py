@@ -174,6 +174,19 @@ async def test_a_user_removed_from_the_file_is_out_at_the_next_request(store: St
         ).status_code == 200
 
 
+async def test_a_password_changed_ends_the_sessions_opened_with_the_old_one(
+    store: Store,
+) -> None:
+    async with _client(store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        assert (await client.get("/api/tables")).status_code == 200
+        add_user(store.users, USER, "a-new-password")  # the same name, a new password
+        assert (await client.get("/api/tables")).status_code == 401
+        assert (await client.get("/")).status_code == 303
+        await client.post("/login", data={"name": USER, "password": "a-new-password"})
+        assert (await client.get("/api/tables")).status_code == 200
+
+
 async def test_the_csv_link_exports_exactly_the_window_and_site_the_report_shows(
     store: Store,
 ) -> None:

@@ -4,7 +4,8 @@ A supervisor on a tablet expects a sign-in page, not the browser's Basic
 dialog (which cannot sign out and looks like an error), so the pages use a
 form. The session lives in Starlette's ``SessionMiddleware`` cookie, signed
 with itsdangerous under the secret beside the users file; it holds only the
-user's name and expires after a shift and a half. Every route but the
+user's name, with a digest of their stored hash (so that a password changed
+ends it), and expires after a shift and a half. Every route but the
 sign-in page and its stylesheet needs a session: a page without one is sent
 to the form, an ``/api`` call gets 401. Scripts may call ``/api`` with HTTP
 Basic instead (the same users file), since they have no form to fill.
@@ -58,7 +59,11 @@ class LoginRequired:
             return
         request = Request(scope)
         user = request.session.get("user")
-        if self.users.knows(user):
+        if (
+            isinstance(user, str)
+            and self.users.knows(user)
+            and request.session.get("seal") == self.users.seal(user)
+        ):
             scope["user_name"] = user
             await self.app(scope, receive, send)
             return

@@ -261,6 +261,7 @@ class Pages:
             return self._login(request, error="Wrong name or password.", status=401)
         request.session.clear()
         request.session["user"] = name
+        request.session["seal"] = self.users.seal(name)  # a new password ends this session
         return RedirectResponse(safe_next(str(form.get("next", "/"))), status_code=303)
 
     async def logout(self, request: Request) -> Response:

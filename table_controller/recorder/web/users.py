@@ -12,6 +12,7 @@ generated on first use: a new secret signs everybody out, nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -83,6 +84,13 @@ class UsersFile:
 
     def knows(self, name: object) -> bool:
         return isinstance(name, str) and name in self.current().hashes
+
+    def seal(self, name: str) -> str | None:
+        """What a session opened as ``name`` must still show: a digest of the user's stored
+        hash (its own salt), so a password changed ends the sessions opened with the old
+        one at their next request. None for a name the file does not hold."""
+        stored = self.current().hashes.get(name)
+        return None if stored is None else hashlib.sha256(stored.encode()).hexdigest()[:32]
 
     def verify(self, name: str, password: str) -> bool:
         return self.current().verify(name, password)
