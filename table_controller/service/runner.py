@@ -142,6 +142,8 @@ class TableRunner(JournalFaults):
         self.views_due = asyncio.Event()
         self._views_at: datetime | None = None
         self.inputs_handled = 0
+        # Set by the service at a clean stop: every status built from then on says offline.
+        self.stopping = False
         # Set by the service: the publisher's wake-up call, its lane for what an input
         # has just committed, its in-memory lane for what must go out while the
         # journal cannot take it, and its lane for the retained views.
@@ -264,7 +266,7 @@ class TableRunner(JournalFaults):
         now = self.clock()
         age = self.journal.oldest_pending_age_s(now)
         return {
-            "online": online,
+            "online": online and not self.stopping,
             "version": __version__,
             "rules": self.cfg.rules.name.value,
             "decks": self.engine.setup.decks,

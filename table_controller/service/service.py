@@ -150,7 +150,7 @@ class TableService:
                 )
                 await stop.wait()
                 notify("STOPPING=1")
-                self.stopping = True
+                self.stopping = self.runner.stopping = True
                 for task in workers:
                     task.cancel()
                 if self.yielded is not None:
@@ -180,7 +180,7 @@ class TableService:
 
     async def _final_status(self) -> None:
         """Publish ``online: false`` through the outbox, briefly, before the service exits."""
-        self.stopping = True
+        self.stopping = self.runner.stopping = True
         self.runner.flush_views()
         self._enqueue_final_status()
         publisher_task = asyncio.create_task(self.publisher.run(), name="publisher-final")

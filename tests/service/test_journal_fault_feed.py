@@ -308,3 +308,22 @@ def test_a_press_answered_before_a_fault_gets_its_answer_again_during_it(
         filler.unlink()
     finally:
         runner.journal.close()
+
+
+def test_a_status_built_once_the_table_is_stopping_says_offline(small_disk: Path) -> None:
+    """A journal fault raised during a stop (a device closing, say) sends a status from
+    memory: it must not put back the "online" the stop's final status replaced."""
+    runner = runner_on(small_disk / "j.sqlite3")
+    offered: list[OutboxMessage] = []
+    runner.publish_unjournaled = offered.append
+    try:
+        card = next(up_to_the_deal(runner))
+        runner.stopping = True
+        filler = fill(small_disk)
+        assert not runner.handle(DeviceOffline(at=card.at, device="shoe", detail="closing"))
+        filler.unlink()
+        statuses = [json.loads(m.payload) for m in offered if m.topic.endswith("/status")]
+        assert statuses
+        assert all(s["online"] is False for s in statuses)
+    finally:
+        runner.journal.close()
