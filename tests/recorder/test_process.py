@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +53,29 @@ async def serving(cfg: RecorderConfig) -> AsyncIterator[asyncio.Event]:
         await asyncio.wait_for(recorder, 30)
 
 
-async def _until_up(http: httpx.AsyncClient) -> None:
-    async with asyncio.timeout(30):
-        while True:
-            try:
-                await http.get("/login")
-                return
-            except httpx.TransportError:
-                await asyncio.sleep(0.05)  # polling for the port to open, not a sync point
+class _Listening(logging.Handler):
+    """Set once the recorder says its pit display listens (``serve_web`` logs it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("web pit display at "):
+            self.up.set()
+
+
+@contextlib.contextmanager
+def listening() -> Iterator[asyncio.Event]:
+    logger = logging.getLogger("table_controller.recorder.web.serve")
+    handler, level = _Listening(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler.up
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @pytest.mark.parametrize("protocol", ["5", "3.1.1"])
@@ -117,16 +133,22 @@ async def test_tls_and_a_live_display_open_at_the_stop(
     cert, key = _self_signed(tmp_path)
     port = free_port()
     cfg = _config(mosquitto, tmp_path, port, cert_file=str(cert), key_file=str(key))
+    with listening() as up:
+        async with serving(cfg) as stop:
+            await asyncio.wait_for(up.wait(), 30)
+            await _live_display_at_the_stop(port, cert, stop)
+
+
+async def _live_display_at_the_stop(port: int, cert: Path, stop: asyncio.Event) -> None:
     trust = ssl.create_default_context(cafile=str(cert))
+    url = f"https://127.0.0.1:{port}"
     async with (
-        serving(cfg) as stop,
-        httpx.AsyncClient(base_url=f"https://127.0.0.1:{port}", verify=trust, timeout=10) as http,
+        httpx.AsyncClient(base_url=url, verify=trust, timeout=10) as http,
+        http.stream("GET", "/api/live", auth=(USER, PASSWORD)) as live,
     ):
-        await _until_up(http)
-        async with http.stream("GET", "/api/live", auth=(USER, PASSWORD)) as live:
-            assert live.status_code == 200
-            # The stop goes through while a display still listens (serving() waits 30 s).
-            stop.set()
-            with contextlib.suppress(httpx.HTTPError):
-                async for _ in live.aiter_bytes():
-                    pass
+        assert live.status_code == 200
+        # The stop goes through while a display still listens (serving() waits 30 s).
+        stop.set()
+        with contextlib.suppress(httpx.HTTPError):
+            async for _ in live.aiter_bytes():
+                pass
