@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final
 
+from table_controller.feed.common import BURN_ROLES
+
 QUEUE_MAX: Final = 1000
-# docs/rules.md §(h)(1): live feeds carry a burn card without its rank, and a card set
-# aside (it may be a burn drawn early) too; only the stored round record holds them.
-HIDDEN_ROLES: Final = frozenset({"burn", "war_burn"})
 
 
 def without_burn_ranks(record: dict[str, Any]) -> dict[str, Any]:
-    """A round record as the live stream carries it: no rank of a burn or set-aside card."""
+    """A round record as the live stream carries it: no rank of a burn or set-aside card.
+
+    docs/rules.md §(h)(1): live feeds carry a burn card without its rank, and a card set
+    aside (it may be a burn drawn early) too; only the stored round record holds them."""
     out = dict(record)
     cards = record.get("cards")
     if isinstance(cards, list):
         out["cards"] = [
-            c | {"card": None} if isinstance(c, dict) and c.get("role") in HIDDEN_ROLES else c
+            c | {"card": None} if isinstance(c, dict) and c.get("role") in BURN_ROLES else c
             for c in cards
         ]
     discards = record.get("discards")
