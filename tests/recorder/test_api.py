@@ -134,6 +134,25 @@ async def test_bad_parameters_get_400_naming_them(floor: Floor, query: str, para
     assert parameter in got.json()["error"]
 
 
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/api/alerts?site=a%00b", "site"),
+        ("/api/report?site=a%00b", "site"),
+        (f"/api/tables/{SITE}%00/t/rounds", "site"),
+        (f"/api/tables/{SITE}/t%00/rounds", "table"),
+        (f"/api/tables/{SITE}/t/rounds/e%00/1", "epoch"),
+    ],
+)
+async def test_a_nul_character_is_a_bad_parameter_on_every_database(
+    floor: Floor, path: str, parameter: str
+) -> None:
+    got = await floor.http.get(path)
+    assert got.status_code == 400, got.text
+    assert got.json()["parameter"] == parameter
+    assert "NUL" in got.json()["error"]
+
+
 async def test_unknown_table_is_404_and_alerts_report_gaps_answer(floor: Floor) -> None:
     assert (await floor.http.get(f"/api/tables/{SITE}/nope/rounds")).status_code == 404
     assert (await floor.http.get("/api/alerts?open=maybe")).json()["parameter"] == "open"

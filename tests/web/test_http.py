@@ -246,3 +246,34 @@ async def test_a_time_out_of_range_is_a_bad_parameter_not_a_failure(store: Store
         ):
             answer = await client.get(path)
             assert answer.status_code == 400, (path, answer.status_code, answer.text[:200])
+
+
+@pytest.fixture
+async def pg_store(tmp_path: Path) -> AsyncIterator[Store]:
+    with PostgresServer() as postgres:
+        db = open_backend(postgres.create_database())
+        await migrate(db)
+        try:
+            yield Store(db, make_users(tmp_path / "pit-users"))
+        finally:
+            await db.close()
+
+
+async def test_a_nul_character_in_the_address_is_a_bad_request_on_postgresql(
+    pg_store: Store,
+) -> None:
+    """PostgreSQL's text holds no NUL: the address is refused before any query is made."""
+    async with _client(pg_store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        for path in (
+            "/?site=a%00b",
+            "/alerts?site=a%00b",
+            "/report?site=a%00b",
+            "/report.csv?site=a%00b",
+            "/table/a%00b/t",
+            "/table/s/t%00",
+        ):
+            answer = await client.get(path)
+            assert answer.status_code == 400, (path, answer.status_code, answer.text[:200])
+            assert "NUL" in answer.text, path
+        assert (await client.get("/?site=ab")).status_code == 200

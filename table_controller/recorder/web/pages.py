@@ -53,6 +53,18 @@ def templates() -> Jinja2Templates:
     return t
 
 
+def _text(value: str, name: str) -> str:
+    # PostgreSQL's text cannot hold a NUL: refused before any query, on every database.
+    if "\x00" in value:
+        raise HTTPException(400, f"{name}: a NUL character is not allowed")
+    return value
+
+
+def _site(request: Request) -> str | None:
+    site = request.query_params.get("site") or None
+    return None if site is None else _text(site, "site")
+
+
 def _csv_href(start: datetime, end: datetime, site: str | None) -> str:
     """The export of exactly what the report shows: the window to the microsecond (a
     round stored in the last fraction of a second counts), and the site."""
@@ -95,7 +107,7 @@ class Pages:
     # -- floor ---------------------------------------------------------------
 
     async def floor(self, request: Request) -> Response:
-        site = request.query_params.get("site") or None
+        site = _site(request)
         now = self.clock()
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         entries = await self.data.tables(site)
@@ -108,7 +120,7 @@ class Pages:
     # -- table ---------------------------------------------------------------
 
     async def table(self, request: Request) -> Response:
-        site, table = request.path_params["site"], request.path_params["table"]
+        site, table = (_text(request.path_params[k], k) for k in ("site", "table"))
         start, end = self._window(request)
         entry = next((e for e in await self.data.tables(site) if e.get("table") == table), None)
         if entry is None:
@@ -151,7 +163,7 @@ class Pages:
     # -- alerts --------------------------------------------------------------
 
     async def alerts(self, request: Request) -> Response:
-        site = request.query_params.get("site") or None
+        site = _site(request)
         rows = [views.alert_row(a) for a in await self.data.alerts(open_only=True, site=site)]
         critical = sorted((r for r in rows if r.critical), key=lambda r: r.raised or self.clock())
         now = self.clock()
@@ -169,12 +181,12 @@ class Pages:
 
     async def _report(self, request: Request) -> tuple[dict[str, Any], datetime, datetime]:
         start, end = self._window(request)
-        site = request.query_params.get("site") or None
+        site = _site(request)
         return await self.data.report(site=site, start=start, end=end), start, end
 
     async def report(self, request: Request) -> Response:
         report, start, end = await self._report(request)
-        site = request.query_params.get("site") or None
+        site = _site(request)
         rows = report.get("tables") or []
         names = [str(r.get("table")) for r in rows]
         context = {

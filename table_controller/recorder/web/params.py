@@ -43,6 +43,9 @@ class Param:
                 raise BadParameter(self.name, str(exc)) from exc
         if not raw:
             raise BadParameter(self.name, "empty")
+        if "\x00" in raw:
+            # PostgreSQL's text cannot hold it: refused here, on every database alike.
+            raise BadParameter(self.name, "a NUL character is not allowed")
         return raw
 
     def schema(self) -> dict[str, Any]:
