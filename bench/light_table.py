@@ -125,7 +125,9 @@ class LightTable:
                 | {"source": "shoe"}
             )
             shown = None if role == "burn" else card
-            self._event("card", at, n=len(cards), card=shown, role=role, position=position)
+            self._event(
+                "card", at, n=len(cards), card=shown, role=role, position=position, source="shoe"
+            )
             return card
 
         take("burn", None)
