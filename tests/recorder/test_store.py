@@ -314,3 +314,49 @@ def _padded_events(table: str, count: int) -> list[bytes]:
         body |= {"type": "reshuffle_due", "note": "x" * 3000}
         out.append(json.dumps(body).encode())
     return out
+
+
+async def test_a_nul_character_in_a_message_is_stored_with_a_problem_not_a_failure(
+    db: Backend,
+) -> None:
+    """PostgreSQL's text holds no NUL. One in a table's message (an id, a dealer, an alert's
+    text) must neither fail the commit (every table's acks would wait behind it, for good)
+    nor be dropped: the payload is kept as sent, the columns read U+FFFD, with a problem."""
+    table = LightTable("127.0.0.1", 1, site=SITE, table="t1", seed=3)
+    table.deal_round()
+    held = [(topic, json.loads(payload)) for topic, payload in table.held.values()]
+    event = next(i for i, (t, _) in enumerate(held) if t.endswith("/events"))
+    held[event][1]["id"] += "\x00"
+    record = next(body for t, body in held if t.endswith("/rounds"))
+    record["dealer"] = "d\x00"
+    alert: dict[str, Any] = {"schema": "table-alert/1", "id": str(uuid.uuid4()), "table": "t1"}
+    alert |= {"site": SITE, "ts": "2026-03-01T20:00:00.000Z", "epoch": table.epoch}
+    alert |= {"feed_seq": table.last_feed_seq + 1, "alert": str(uuid.uuid4())}
+    alert |= {"code": "LATE_WAGER", "severity": "warning", "message": "late\x00"}
+    alert |= {"round_id": None, "position": None, "spot": None, "resolved_by": None}
+    held.append((f"{table.prefix}/alerts", alert))
+    batch = [parse_message(t, json.dumps(body).encode()) for t, body in held]
+    done = await store_batch(db, batch, received="2026-03-01T20:00:01.000Z")
+    assert len(done.new) == len(held)
+    rows = await db.fetch(
+        "SELECT id, feed_seq, payload, problem FROM messages WHERE epoch = ?", [table.epoch]
+    )
+    assert sorted(r[1] for r in rows) == list(range(1, table.last_feed_seq + 2))
+    odd = [r for r in rows if r[3] is not None]
+    assert len(odd) == 3, odd
+    assert all("NUL" in r[3] for r in odd)
+    assert all("\\u0000" in r[2] for r in odd)  # the payload itself, as the table sent it
+    assert any(r[0].endswith("\ufffd") for r in odd)
+    dealers = await db.fetch("SELECT dealer FROM rounds WHERE epoch = ?", [table.epoch])
+    assert [r[0] for r in dealers] == ["d\ufffd"]
+    texts = await db.fetch(
+        "SELECT message FROM alerts WHERE code = 'LATE_WAGER' AND id = ?", [alert["id"]]
+    )
+    assert [r[0] for r in texts] == ["late\ufffd"]
+
+
+async def test_the_light_tables_messages_match_the_feeds_schemas(db: Backend) -> None:
+    """The benches and these tests feed the recorder from light tables: what they send
+    must be what a table sends, or a check passes on messages no table would make."""
+    await _stored_table(db)
+    assert await db.fetch("SELECT topic, problem FROM messages WHERE problem IS NOT NULL") == []

@@ -179,11 +179,11 @@ def _latest_key(m: FeedMessage) -> tuple[str, str, str]:
 
 
 def _is_round(m: FeedMessage) -> bool:
-    return m.leaf is Leaf.ROUNDS and m.problem is None
+    return m.leaf is Leaf.ROUNDS and m.usable
 
 
 def _is_alert(m: FeedMessage) -> bool:
-    return m.leaf is Leaf.ALERTS and m.problem is None
+    return m.leaf is Leaf.ALERTS and m.usable
 
 
 def _round_row(m: FeedMessage) -> tuple[Any, ...]:
