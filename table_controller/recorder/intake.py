@@ -33,6 +33,13 @@ from table_controller.feed.payloads import (
     WarRound,
     rfc3339,
 )
+from table_controller.recorder.storable import (
+    LARGEST,
+    TEXT_PROBLEM,
+    may_hold_unstorable,
+    storable,
+    too_large,
+)
 from table_controller.recorder.times import parse_time
 
 
@@ -53,10 +60,6 @@ SEQUENCED: Final = frozenset({Leaf.EVENTS, Leaf.ROUNDS, Leaf.ALERTS})
 LATEST: Final = frozenset({Leaf.STATUS, Leaf.STATE, Leaf.STATS})
 FEED_FIELDS: Final = frozenset({"feed_seq", "epoch", "prev_hash", "hash"})
 REPLAY_UNAVAILABLE: Final = "REPLAY_UNAVAILABLE"
-# PostgreSQL's text holds no NUL: the stored payload keeps the table's escape, and every
-# value read from it (the columns, the live feed) shows U+FFFD instead.
-NUL_SHOWN: Final = "\ufffd"
-NUL_PROBLEM: Final = "a NUL character (U+0000), shown as U+FFFD; the payload is as sent"
 
 _BODY: Final[dict[Leaf, TypeAdapter[Any]]] = {
     Leaf.STATUS: TypeAdapter(TableStatus),
@@ -80,7 +83,7 @@ class _Envelope(BaseModel):
     site: Ident
     ts: str
     epoch: Ident | None = None
-    feed_seq: Annotated[StrictInt, Field(ge=1)] | None = None
+    feed_seq: Annotated[StrictInt, Field(ge=1, le=LARGEST)] | None = None
 
 
 class IntakeError(ValueError):
@@ -106,8 +109,8 @@ class FeedMessage:
 
     @property
     def usable(self) -> bool:
-        """Its body validates (a NUL shown as U+FFFD aside): it counts as a round or alert."""
-        return self.problem is None or self.problem == NUL_PROBLEM
+        """Its body validates (text shown as U+FFFD aside): it counts as a round or alert."""
+        return self.problem is None or self.problem == TEXT_PROBLEM
 
     @property
     def misplaced(self) -> bool:
@@ -140,10 +143,10 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         raise IntakeError(f"{topic}: not UTF-8 JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise IntakeError(f"{topic}: a payload is a JSON object")
-    nul = False
-    if "\\u0000" in text:  # JSON spells a NUL only so; the escape may also be quoted text
-        scrubbed = _without_nul(body)
-        nul, body = scrubbed != body, scrubbed
+    scrubbed = False
+    if may_hold_unstorable(text):
+        clean = storable(body)
+        scrubbed, body = clean != body, clean
     try:
         env = _Envelope.model_validate(body)
         ts = rfc3339(parse_time(env.ts))
@@ -152,8 +155,11 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
     except ValueError as exc:
         raise IntakeError(f"{topic}: envelope: ts: {exc}") from exc
     problem = _check(leaf, body)
-    if nul:
-        problem = NUL_PROBLEM + (f"; {problem}" if problem else "")
+    large = too_large(body)
+    if large is not None:
+        problem = f"{leaf.value}: {large}: beyond ±{LARGEST}, the feed's largest whole number"
+    if scrubbed:
+        problem = TEXT_PROBLEM + (f"; {problem}" if problem else "")
     msg = FeedMessage(
         id=env.id,
         site=env.site,
@@ -172,17 +178,6 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         problem = f"published on {topic} by table {env.table!r} of site {env.site!r}"
         msg = replace(msg, problem=problem)
     return msg
-
-
-def _without_nul(value: Any) -> Any:
-    """``value`` with every NUL in its texts (and keys) shown as U+FFFD."""
-    if isinstance(value, str):
-        return value.replace("\x00", NUL_SHOWN)
-    if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(v) for v in value]
-    return value
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -19,7 +19,7 @@ from bench.pg_server import PostgresServer
 from table_controller.recorder import queries
 from table_controller.recorder.book import FeedBook
 from table_controller.recorder.errors import DatabaseUnavailable, SchemaVersionError
-from table_controller.recorder.intake import parse_message
+from table_controller.recorder.intake import IntakeError, parse_message
 from table_controller.recorder.report import report
 from table_controller.recorder.sequence import GAP_WAIT_S, SeqTrack
 from table_controller.recorder.store.backend import Backend, migrate, schema_version
@@ -316,19 +316,20 @@ def _padded_events(table: str, count: int) -> list[bytes]:
     return out
 
 
-async def test_a_nul_character_in_a_message_is_stored_with_a_problem_not_a_failure(
+async def test_a_nul_or_a_lone_surrogate_in_a_message_is_stored_with_a_problem(
     db: Backend,
 ) -> None:
-    """PostgreSQL's text holds no NUL. One in a table's message (an id, a dealer, an alert's
-    text) must neither fail the commit (every table's acks would wait behind it, for good)
-    nor be dropped: the payload is kept as sent, the columns read U+FFFD, with a problem."""
+    """PostgreSQL's text holds no NUL, and no UTF-8 a lone surrogate. One in a table's
+    message (an id, a dealer, an alert's text) must neither fail the commit (every table's
+    acks would wait behind it, for good) nor be dropped: the payload is kept as sent, the
+    columns read U+FFFD, with a problem."""
     table = LightTable("127.0.0.1", 1, site=SITE, table="t1", seed=3)
     table.deal_round()
     held = [(topic, json.loads(payload)) for topic, payload in table.held.values()]
     event = next(i for i, (t, _) in enumerate(held) if t.endswith("/events"))
     held[event][1]["id"] += "\x00"
     record = next(body for t, body in held if t.endswith("/rounds"))
-    record["dealer"] = "d\x00"
+    record["dealer"] = "d\ud800"  # a lone surrogate: no UTF-8 holds it
     alert: dict[str, Any] = {"schema": "table-alert/1", "id": str(uuid.uuid4()), "table": "t1"}
     alert |= {"site": SITE, "ts": "2026-03-01T20:00:00.000Z", "epoch": table.epoch}
     alert |= {"feed_seq": table.last_feed_seq + 1, "alert": str(uuid.uuid4())}
@@ -345,7 +346,7 @@ async def test_a_nul_character_in_a_message_is_stored_with_a_problem_not_a_failu
     odd = [r for r in rows if r[3] is not None]
     assert len(odd) == 3, odd
     assert all("NUL" in r[3] for r in odd)
-    assert all("\\u0000" in r[2] for r in odd)  # the payload itself, as the table sent it
+    assert all("\\u" in r[2] for r in odd)  # the payload itself, with the table's escapes
     assert any(r[0].endswith("\ufffd") for r in odd)
     dealers = await db.fetch("SELECT dealer FROM rounds WHERE epoch = ?", [table.epoch])
     assert [r[0] for r in dealers] == ["d\ufffd"]
@@ -360,3 +361,31 @@ async def test_the_light_tables_messages_match_the_feeds_schemas(db: Backend) ->
     must be what a table sends, or a check passes on messages no table would make."""
     await _stored_table(db)
     assert await db.fetch("SELECT topic, problem FROM messages WHERE problem IS NOT NULL") == []
+
+
+@pytest.mark.parametrize("where", ["round_id", "net", "amount", "feed_seq"])
+async def test_a_number_no_column_holds_is_a_problem_not_a_failed_commit(
+    db: Backend, where: str
+) -> None:
+    """Past 2^63 no column holds a number: a body with one beyond the feed's largest whole
+    number is stored as sent, with its problem, and adds nothing to the figures."""
+    table = LightTable("127.0.0.1", 1, site=SITE, table="t1", seed=3)
+    table.deal_round()
+    held = [(topic, json.loads(payload)) for topic, payload in table.held.values()]
+    record = next(body for t, body in held if t.endswith("/rounds"))
+    if where == "amount":
+        record["positions"][0]["wagers"][0]["amount"] = 2**63
+    else:
+        record[where] = 2**63
+    if where == "feed_seq":  # the envelope: it cannot be stored by its sequence at all
+        with pytest.raises(IntakeError, match="feed_seq"):
+            parse_message(f"{table.prefix}/rounds", json.dumps(record).encode())
+        return
+    batch = [parse_message(t, json.dumps(body).encode()) for t, body in held]
+    await store_batch(db, batch, received="2026-03-01T20:00:01.000Z")
+    problems = await db.fetch(
+        "SELECT problem FROM messages WHERE epoch = ? AND problem IS NOT NULL", [table.epoch]
+    )
+    assert len(problems) == 1
+    assert where in problems[0][0]
+    assert await db.fetch("SELECT id FROM rounds WHERE epoch = ?", [table.epoch]) == []

@@ -104,6 +104,38 @@ def test_intake_garbage_only_raises_intake_error(payload: bytes) -> None:
         parse_message("casino/s1/table/t1/rounds", payload)
 
 
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [*value, *(x for v in value.values() for x in _leaves(v))]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+@given(st.dictionaries(st.text(), _VALUES, max_size=4), st.sampled_from(sorted(Leaf)))
+def test_what_intake_hands_on_every_database_can_store(extra: dict, leaf: Leaf) -> None:  # type: ignore[type-arg]
+    """Any text, any number, in any field: no NUL or lone surrogate reaches a column, and a
+    body with a number beyond 64 bits never counts as a round or alert (whose rows hold it)."""
+    payload = json.loads(_message()) | extra
+    try:
+        msg = parse_message(f"casino/s1/table/t1/{leaf}", json.dumps(payload).encode())
+    except IntakeError:
+        return
+    for value in [msg.id, msg.site, msg.table, msg.schema, msg.epoch, *_leaves(msg.body)]:
+        if isinstance(value, str):
+            assert "\x00" not in value
+            value.encode("utf-8")  # raises on a lone surrogate
+        elif isinstance(value, int) and abs(value) >= 2**63:
+            assert not msg.usable
+
+
 def test_replay_unavailable_runs_as_the_table_writes_them() -> None:
     assert parse_runs("rec-1 asked for feed_seq 3..5, 8: no longer held") == [(3, 5), (8, 8)]
     assert parse_runs("nothing here") == []
