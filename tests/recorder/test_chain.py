@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench.pg_server import USER, PostgresServer
+from bench.seeder import Seat, Seeder
 from table_controller.feed.chain import breaks, record_hash, seal, verifies
 from table_controller.recorder.errors import RecorderConfigError
 from table_controller.recorder.ratings.chain import findings, verify_all
@@ -24,7 +25,6 @@ from table_controller.recorder.ratings.retention import PurgeRefused, purge
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend, migrate, open_backend
 from tests.recorder.conftest import ROOT
-from tests.recorder.ratings_seed import Seat, Seeder
 
 WIN = Seat(1000, "win")
 SMALL = {"schema": "war-round/1", "round_id": 7, "table": "war-07", "net": -1000, "void": False}

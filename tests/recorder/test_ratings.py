@@ -7,11 +7,11 @@ from fractions import Fraction
 
 import pytest
 
+from bench.seeder import Seat, Seeder
 from table_controller.engine.rules import PROFILES, RulesName
 from table_controller.recorder.ratings.sessions import sessions
 from table_controller.recorder.store.backend import Backend
 from table_controller.tools.odds import house_edges
-from tests.recorder.ratings_seed import Seat, Seeder
 
 WAR_WIN = Seat(2500, "tie", "war", "win", tie=500)
 WAR_TIE = Seat(1000, "tie", "war", "tie", tie=500, war_tie=200)

@@ -7,13 +7,13 @@ from datetime import timedelta
 from fractions import Fraction
 from typing import Any
 
+from bench.seeder import ROUND_S, T0, Seat, Seeder
 from table_controller.engine.rules import PROFILES, RulesName
 from table_controller.recorder.ratings.hold import HOLD_VARIANCE, z_for
 from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend
 from table_controller.tools.odds import house_edges
-from tests.recorder.ratings_seed import ROUND_S, T0, Seat, Seeder
 
 WIN, LOSE, SURRENDER = Seat(1000, "win"), Seat(1000, "lose"), Seat(1000, "tie", "surrender")
 

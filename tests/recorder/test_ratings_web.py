@@ -11,10 +11,10 @@ import httpx
 import pytest
 from playwright.async_api import Browser
 
+from bench.seeder import Seat, Seeder
 from table_controller.recorder.ratings.sessions import sessions
 from table_controller.recorder.web.views import money
 from table_controller.rigs.broker import MosquittoBroker
-from tests.recorder.ratings_seed import Seat, Seeder
 from tests.web.harness import (
     PASSWORD,
     USER,

@@ -16,6 +16,7 @@ import asyncpg
 import pytest
 
 from bench.pg_server import USER, PostgresServer
+from bench.seeder import Seat, Seeder
 from table_controller.recorder.errors import RecorderConfigError
 from table_controller.recorder.store.backend import migrate, open_backend
 from table_controller.recorder.store.roles import owned_hand_records
@@ -26,7 +27,6 @@ from table_controller.recorder.store.schema import (
     WORKING_TABLES,
 )
 from tests.recorder.conftest import ROOT
-from tests.recorder.ratings_seed import Seat, Seeder
 
 WIN = Seat(1000, "win")
 
