@@ -15,9 +15,7 @@ from datetime import datetime
 from statistics import NormalDist
 from typing import Any, Final
 
-from table_controller.recorder.ratings.edges import priced
-from table_controller.recorder.ratings.sessions import initial_wager
-from table_controller.recorder.ratings.stored import stored_rounds
+from table_controller.recorder.ratings.buckets import summaries
 from table_controller.recorder.ratings.tally import Tally
 from table_controller.recorder.store.backend import Backend
 
@@ -56,15 +54,5 @@ async def holds(
     end: datetime | None = None,
 ) -> dict[tuple[str, str], Json]:
     """Per table: its shift's theo and hold interval (rounds ended in [start, end))."""
-    tallies: dict[tuple[str, str], Tally] = {}
-    for stored in await stored_rounds(db, site=site, start=start, end=end):
-        record = stored.record
-        tally = tallies.setdefault((stored.site, stored.table), Tally())
-        if record.get("void"):
-            continue
-        positions = [p for p in record.get("positions", []) if initial_wager(p)]
-        if positions:
-            edges = priced(record, stored.decks)
-            for p in positions:
-                tally.add(p, edges)
-    return {key: hold_row(t) for key, t in tallies.items()}
+    found = await summaries(db, site=site, start=start, end=end)
+    return {key: hold_row(summary.tally) for key, summary in found.items()}

@@ -16,12 +16,13 @@ import json
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.queries import window
-from table_controller.recorder.ratings.stored import stored_rounds
+from table_controller.recorder.ratings.buckets import summaries
 from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.store.schema import DEALER_CHANGES
 from table_controller.recorder.times import parse_time
 
 Json = dict[str, Any]
@@ -38,20 +39,44 @@ class _DealerSession:
     rounds: int = 0
 
 
+_CHANGES: Final = (
+    "SELECT ts, payload FROM messages WHERE site = ? AND table_id = ? AND " + DEALER_CHANGES
+)
+_BEFORE: Final = 20  # read back at a time for the change in force at the window's start
+
+
+def _change(payload: str) -> tuple[datetime, str] | None:
+    body = json.loads(payload)
+    if body.get("type") == "dealer_changed" and isinstance(body.get("dealer"), str):
+        return parse_time(body["ts"]), body["dealer"]
+    return None  # "dealer_changed" in another field's text
+
+
 async def dealer_changes(
-    db: Backend, *, site: str | None, end: datetime | None
+    db: Backend, *, site: str | None, start: datetime | None, end: datetime | None
 ) -> dict[tuple[str, str], list[tuple[datetime, str]]]:
-    """Every table's ``dealer_changed`` events before ``end``, oldest first."""
-    where, params = window("ts", site, None, end)
-    where += (" AND" if where else " WHERE") + " topic = 'events' AND payload LIKE ?"
-    params.append('%"dealer_changed"%')
+    """Every table's ``dealer_changed`` events in [start, end), and the one in force at
+    ``start`` (the newest before it), oldest first. Per table, on the partial index."""
+    where, params = window("ts", None, start, end)
+    inside = _CHANGES + where.replace(" WHERE ", " AND ") + " ORDER BY ts, feed_seq"
+    earlier = _CHANGES + " AND ts < ? ORDER BY ts DESC, feed_seq DESC LIMIT ? OFFSET ?"
     found: dict[tuple[str, str], list[tuple[datetime, str]]] = {}
-    for s, t, payload in await db.fetch(
-        "SELECT site, table_id, payload FROM messages" + where + " ORDER BY ts, feed_seq", params
+    for s, t in await db.fetch(
+        "SELECT site, table_id FROM tables" + (" WHERE site = ?" if site else ""),
+        [site] if site else [],
     ):
-        body = json.loads(payload)
-        if body.get("type") == "dealer_changed" and isinstance(body.get("dealer"), str):
-            found.setdefault((s, t), []).append((parse_time(body["ts"]), body["dealer"]))
+        changes = [c for _, p in await db.fetch(inside, [s, t, *params]) if (c := _change(p))]
+        offset = 0
+        while start is not None:
+            rows = await db.fetch(earlier, [s, t, rfc3339(start), _BEFORE, offset])
+            first = next((c for _, p in rows if (c := _change(p))), None)
+            if first is not None:
+                changes.insert(0, first)
+            if first is not None or len(rows) < _BEFORE:
+                break
+            offset += _BEFORE
+        if changes:
+            found[(s, t)] = changes
     return found
 
 
@@ -71,17 +96,10 @@ async def pace(
     end: datetime | None = None,
 ) -> Json:
     """``GET /api/pace``: per table, per dealer session and per dealer, in [start, end)."""
-    rounds = await stored_rounds(db, site=site, start=start, end=end)
-    changes = await dealer_changes(db, site=site, end=end)
-    by_table: dict[tuple[str, str], list[datetime]] = {}
-    last_ended: dict[tuple[str, str], datetime] = {}
-    for r in rounds:
-        if not r.record.get("void"):
-            at = parse_time(r.record.get("started") or r.record["ended"])
-            by_table.setdefault((r.site, r.table), []).append(at)
-            ended = parse_time(r.record["ended"])
-            key = (r.site, r.table)
-            last_ended[key] = max(ended, last_ended.get(key, ended))
+    found = await summaries(db, site=site, start=start, end=end)
+    changes = await dealer_changes(db, site=site, start=start, end=end)
+    by_table = {key: s.started for key, s in found.items() if s.started}
+    last_ended = {key: s.last_ended for key, s in found.items() if s.last_ended is not None}
     sessions: list[_DealerSession] = []
     for (s, t), events in sorted(changes.items()):
         played = sorted(by_table.get((s, t), []))

@@ -47,6 +47,12 @@ class _Sums:
     a2: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPOTS, 0))
 
 
+_COUNTS: Final = (
+    *("rounds", "handle", "initial", "wars", "surrenders", "tie_wagers", "tie_handle"),
+    *("war_tie_wagers", "war_tie_handle", "players_net"),
+)
+
+
 @dataclass(slots=True)
 class Tally:
     """Sums over wagers in cents; ``theo(p)`` and ``variance(p)`` exact in cents (²).
@@ -93,6 +99,21 @@ class Tally:
         for wager in position.get("wagers", []):
             if in_action(wager):
                 self._wager(wager, sums)
+
+    def merge(self, other: Tally) -> None:
+        """Add ``other``'s rounds (another part of the same window) to this tally."""
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.amounts_known = self.amounts_known and other.amounts_known
+        self.priced = self.priced and other.priced
+        self.notes += other.notes
+        for key, theirs in other._sums.items():
+            mine = self._sums.get(key)
+            if mine is None:
+                mine = self._sums[key] = _Sums(theirs.edges)
+            for spot in SPOTS:
+                mine.a[spot] += theirs.a[spot]
+                mine.a2[spot] += theirs.a2[spot]
 
     def _wager(self, wager: Json, sums: _Sums | None) -> None:
         amount = wager.get("amount")

@@ -1,0 +1,66 @@
+"""Hold and pace summed once per ten-minute slot: always the figures of reading every round."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from bench.seeder import T0, Seat, Seeder
+from table_controller.recorder.report import report
+from table_controller.recorder.store.backend import Backend, open_backend
+
+SEATS = (
+    Seat(1000, "win"),
+    Seat(2500, "lose", tie=500),
+    Seat(500, "tie", "war", "win"),
+    Seat(1000, "tie", "surrender"),
+)
+
+
+def _seats(i: int) -> dict[int, Seat]:
+    return {p: SEATS[(i + p) % len(SEATS)] for p in range(1, 4)}
+
+
+async def _as_read_afresh(db_url: str, window: dict[str, Any]) -> dict[str, Any]:
+    """The report from a backend that has summed nothing yet: it reads every round."""
+    fresh = open_backend(db_url)
+    try:
+        return await report(fresh, **window)
+    finally:
+        await fresh.close()
+
+
+async def test_the_slots_kept_give_what_reading_every_round_gives(db: Backend, db_url: str) -> None:
+    seeder = Seeder(db, table="slots")
+    await seeder.status()
+    await seeder.dealer_changed("D-1")
+    for i in range(60):  # 40 minutes: four whole slots and a part
+        await seeder.round(_seats(i))
+    site = seeder.site
+    windows: list[dict[str, Any]] = [
+        {"site": site},
+        {"site": site, "start": T0 + timedelta(minutes=7), "end": seeder.at - timedelta(minutes=3)},
+        {"site": site, "start": T0, "end": seeder.at + timedelta(hours=1)},
+    ]
+
+    async def same_as_afresh() -> None:
+        for window in windows:
+            assert await report(db, **window) == await _as_read_afresh(db_url, window), window
+
+    await same_as_afresh()
+    # New rounds in the last slot, another dealer.
+    await seeder.dealer_changed("D-2")
+    for i in range(5):
+        await seeder.round(_seats(i))
+    await same_as_afresh()
+    # A late round (a replay brings it) into a slot summed long ago.
+    now = seeder.at
+    seeder.at = T0 + timedelta(minutes=12, seconds=5)
+    await seeder.round({1: Seat(5000, "lose"), 2: Seat(500, "tie", "surrender")})
+    seeder.at = now
+    await same_as_afresh()
+    # The table's decks change: every slot is priced again.
+    seeder.decks = 8
+    await seeder.status()
+    await same_as_afresh()
+    assert (await report(db, **windows[2]))["tables"][0]["rounds"] == 66
