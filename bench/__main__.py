@@ -19,6 +19,9 @@ journal
 recorder
     300 light tables at 20x a table's pace into one recorder on PostgreSQL
     (``bench/recorder.py``)
+floor
+    the floor page's report of a busy day, first and on each update, beside the
+    report's own aggregate (``bench/floor.py``)
 
 Each writes ``bench/results/<name>.json`` (or under ``--out-dir``) and prints
 its figures; the summary compares them with the targets. ``--quick`` runs each
@@ -38,7 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import devices, engine, journal, latency, recorder, service, tables
+from bench import devices, engine, floor, journal, latency, recorder, service, tables
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -53,6 +56,7 @@ BENCHMARKS: dict[str, tuple[Main, list[str]]] = {
     "tables": (tables.main, ["--quick"]),
     "journal": (journal.main, ["--rounds", "20", "--keep-days", "0"]),
     "recorder": (recorder.main, ["--tables", "3", "--rounds", "2", "--database", "sqlite"]),
+    "floor": (floor.main, ["--quick"]),
 }
 
 
@@ -120,6 +124,12 @@ def summary(out_dir: Path, names: Sequence[str]) -> list[str]:
         lines.append(
             f"    target {t['target_tables']} tables with nothing lost: "
             f"{_verdict(t['meets_target'])}"
+        )
+    if "floor" in names and (f := _load(out_dir / "floor.json")):
+        lines.append(
+            f"(h) floor: today's report over {f['rounds_today']:,} rounds at {f['tables']} "
+            f"tables, {f['report_first_ms']} ms first, {f['report_next_ms']} ms on an update "
+            f"(its aggregate alone {f['aggregate_ms']} ms)"
         )
     return lines
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bench.__main__ import summary
+from bench.seeder import ROUND_S
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_S = 100.0
@@ -177,6 +178,17 @@ def test_tables_bench_loses_nothing_at_two_tables(tmp_path: Path, seed: int) -> 
     assert run["pit_malformed"] == run["pit_unexpected"] == run["pit_internal_errors"] == 0
     assert run["nothing_lost"] is True
     assert data["meets_target"] is False  # two tables are not the 200 of the target
+
+
+def test_floor_bench_writes_its_figures(tmp_path: Path) -> None:
+    out = tmp_path / "floor.json"
+    _run("bench.floor", "--quick", "--out", str(out))
+    data = _load(out)
+    assert data["rounds_today"] == data["tables"] * int(data["hours"] * 3600 // ROUND_S) + 3
+    assert data["aggregate_ms"] > 0
+    assert 0 < data["report_next_ms"] <= data["report_next_max_ms"]
+    assert data["report_first_ms"] > 0
+    assert set(data["machine"]) >= MACHINE_KEYS
 
 
 def test_bench_runs_every_benchmark_it_is_given(tmp_path: Path) -> None:
