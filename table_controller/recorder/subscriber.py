@@ -62,6 +62,7 @@ RETRY_MAX_S: Final = 5.0
 KEEPALIVE_S: Final = 15
 PUBLISH_TIMEOUT_S: Final = 10.0
 PUBLISH_WINDOW: Final = 100
+CANCEL_AGAIN_S: Final = 1.0
 LAGS_KEPT: Final = 10_000_000
 
 
@@ -132,7 +133,7 @@ class Recorder:
             with contextlib.suppress(asyncio.CancelledError):
                 await gaps
             await self._flush()
-            mqtt.cancel()
+            await _ended(mqtt)
 
     # -- MQTT ------------------------------------------------------------------------
 
@@ -304,6 +305,15 @@ class Recorder:
             except DatabaseUnavailable:
                 continue
             await self._publish(replays + self.book.acks())
+
+
+async def _ended(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` until it has ended. A cancel can be lost: Python 3.11's wait_for
+    returns the result instead when both land at once (aiomqtt awaits the CONNACK so), and
+    the broker connection would then run on, connected, for good."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=CANCEL_AGAIN_S)
 
 
 async def _until_done(step: Callable[[], Awaitable[_T]]) -> _T:
