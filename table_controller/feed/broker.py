@@ -1,12 +1,14 @@
 """Where the broker is and how to reach it safely: the URL, the TLS context, the password.
 
 One implementation for every client of the feed: the table's publisher and its config,
-the pit display and the test rigs. Nothing here opens a connection; a TLS context is
-only built (docs/feed.md, "Who may do what on the broker"; docs/devices.md ``[mqtt]``).
+the pit display, the recorder and the test rigs. Nothing here opens a connection; a TLS
+context is only built (docs/feed.md, "Who may do what on the broker"; docs/devices.md
+``[mqtt]``), and a connection's task is made to end at a stop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import os
@@ -15,13 +17,15 @@ import ssl
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT: Final = 1883
 DEFAULT_TLS_PORT: Final = 8883
+# A connection's task is cancelled again this often until it has ended (cancel_until_ended).
+CANCEL_AGAIN_S: Final = 1.0
 # Secret files: owner read/write at most; any group or other bit is refused.
 _PRIVATE_BITS: Final = 0o077
 
@@ -207,3 +211,16 @@ def tls_context(ca_file: Path | None, key: str = "mqtt.ca_file") -> ssl.SSLConte
     context.verify_mode = ssl.CERT_REQUIRED
     context.sslsocket_class = _ClosingSSLSocket
     return context
+
+
+async def cancel_until_ended(task: asyncio.Task[Any], again_s: float = CANCEL_AGAIN_S) -> None:
+    """Cancel ``task``, again every ``again_s`` until it has ended, and wait for it.
+
+    A cancel can be lost: Python 3.11's ``wait_for`` returns the result instead when both
+    land at once, and aiomqtt awaits the CONNACK so. A broker connection cancelled as it
+    connects would then run on, connected, for good, and whoever waits for it with it.
+    What the task raised, its cancel included, is not raised here.
+    """
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=again_s)

@@ -9,7 +9,6 @@ capped, jittered backoff, the broker's state shown on screen.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import secrets
@@ -28,6 +27,7 @@ from rich.live import Live
 # The broker address, password file and TLS helpers: the one import of them in the pit.
 from table_controller.feed.broker import (
     BrokerConfigError,
+    cancel_until_ended,
     check_password_transport,
     parse_broker_url,
     read_password,
@@ -248,12 +248,8 @@ async def _redraw(live: Live, model: PitModel, dirty: asyncio.Event) -> None:
 
 
 async def _cancel(tasks: Iterable[asyncio.Task[Any]]) -> None:
-    pending = [t for t in tasks if not t.done()]
-    for task in pending:
-        task.cancel()
-    for task in pending:
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    """Cancel each task, again while it runs on (a cancel lost as it connects), until done."""
+    await asyncio.gather(*(cancel_until_ended(task) for task in tasks))
 
 
 async def _snapshot(
@@ -337,8 +333,7 @@ async def watch(
                     group.create_task(_redraw(live, model, dirty), name="pit-redraw"),
                 )
                 await stop.wait()
-                for task in tasks:
-                    task.cancel()
+                await _cancel(tasks)
         finally:
             model.set_connection(BrokerLink.IDLE, settings.url, None)
             live.update(render(model), refresh=True)

@@ -35,7 +35,12 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from drivers.backoff import backoff_delay
-from table_controller.feed.broker import parse_broker_url, read_password, tls_context
+from table_controller.feed.broker import (
+    cancel_until_ended,
+    parse_broker_url,
+    read_password,
+    tls_context,
+)
 from table_controller.recorder.book import FeedBook, Outgoing
 from table_controller.recorder.config import MqttSection
 from table_controller.recorder.errors import DatabaseUnavailable
@@ -62,7 +67,6 @@ RETRY_MAX_S: Final = 5.0
 KEEPALIVE_S: Final = 15
 PUBLISH_TIMEOUT_S: Final = 10.0
 PUBLISH_WINDOW: Final = 100
-CANCEL_AGAIN_S: Final = 1.0
 LAGS_KEPT: Final = 10_000_000
 
 
@@ -133,7 +137,7 @@ class Recorder:
             with contextlib.suppress(asyncio.CancelledError):
                 await gaps
             await self._flush()
-            await _ended(mqtt)
+            await cancel_until_ended(mqtt)
 
     # -- MQTT ------------------------------------------------------------------------
 
@@ -305,15 +309,6 @@ class Recorder:
             except DatabaseUnavailable:
                 continue
             await self._publish(replays + self.book.acks())
-
-
-async def _ended(task: asyncio.Task[None]) -> None:
-    """Cancel ``task`` until it has ended. A cancel can be lost: Python 3.11's wait_for
-    returns the result instead when both land at once (aiomqtt awaits the CONNACK so), and
-    the broker connection would then run on, connected, for good."""
-    while not task.done():
-        task.cancel()
-        await asyncio.wait({task}, timeout=CANCEL_AGAIN_S)
 
 
 async def _until_done(step: Callable[[], Awaitable[_T]]) -> _T:

@@ -7,7 +7,6 @@ a rig can time what the controller took to publish what the rig caused.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Callable
@@ -17,7 +16,7 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from table_controller.feed.broker import parse_broker_url
+from table_controller.feed.broker import cancel_until_ended, parse_broker_url
 
 WAIT_S: Final = 10.0
 OBSERVER_SESSION_EXPIRY_S: Final = 3600
@@ -67,20 +66,18 @@ class Observer:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_until_ended(self._task)
             self._task = None
+
+    def _new_client(self) -> aiomqtt.Client:
+        return aiomqtt.Client(
+            self.broker.host, self.broker.port, protocol=self.protocol, **self._session_options()
+        )
 
     async def _run(self) -> None:
         while True:
             try:
-                async with aiomqtt.Client(
-                    self.broker.host,
-                    self.broker.port,
-                    protocol=self.protocol,
-                    **self._session_options(),
-                ) as client:
+                async with self._new_client() as client:
                     await client.subscribe(self.topic_filter, qos=1)
                     self._subscribed.set()
                     async for message in client.messages:
