@@ -31,7 +31,7 @@ from table_controller.engine.domain import (
 from table_controller.engine.hints import hint
 from table_controller.engine.inputs import ConsoleAction, ConsolePress, PressesRenumbered
 from table_controller.engine.outputs import ConsoleReply, ConsoleShow, EventType, Refusal, SetLights
-from table_controller.engine.rounds import DEVICE_ALERTS, void_round
+from table_controller.engine.rounds import DEVICE_ALERTS, VOIDED_BY_THE_SHUFFLE, void_round
 from table_controller.engine.table import CONSOLE_MEMORY, Hand, Shoe, Table
 from table_controller.engine.war import decide
 
@@ -57,6 +57,10 @@ def press_shuffled(t: Table, arg: str | None) -> Refusal | None:
     # §(h)(1), docs/rules.md rule 1: accepted only between rounds (no wagers latched).
     if t.round.latched:
         return Refusal.NOT_NOW
+    if t.round.cards or t.round.discards:
+        # The round open holds cards of the old shoe (a new dealer's burn, a card set
+        # aside): recorded with that shoe, in a round of their own, not in the new one's.
+        void_round(t, VOIDED_BY_THE_SHUFFLE)
     number = t.shoe.number + 1
     shoe_id = f"S{number}-{t.at.astimezone(UTC):%Y%m%dT%H%M%SZ}"
     # §(h)(1): a burn card before the first round of the shoe.

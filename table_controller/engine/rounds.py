@@ -95,14 +95,19 @@ def next_round(t: Table) -> None:
         t.phase = Phase.BETTING
 
 
-def void_round(t: Table) -> None:
+VOIDED_BY_THE_DEALER = "voided by the dealer"
+# docs/rules.md rule 1: the cards of a round never dealt when its shoe was changed.
+VOIDED_BY_THE_SHUFFLE = "the shoe was changed before this round was dealt"
+
+
+def void_round(t: Table, why: str = VOIDED_BY_THE_DEALER) -> None:
     """A misdeal: every latched wager is void, the record says so, a new round opens."""
     round_alerts = [a for a in t.open_alerts if a.code not in DEVICE_ALERTS]
     resolve(t, round_alerts, ResolvedBy.VOID_ROUND)
     if t.phase is Phase.TIE_DECISION or t.round.next_due() is not None:
         t.out.append(SetLights(0))
     codes = sorted({a.code.value for a in round_alerts})
-    reason = "voided by the dealer" + (f" ({', '.join(codes)})" if codes else "")
+    reason = why + (f" ({', '.join(codes)})" if codes else "")
     _record(t, reason)
     t.emit(EventType.ROUND_VOIDED, {"reason": reason})
     t.stats = t.stats._replace(voids=t.stats.voids + 1)

@@ -98,6 +98,65 @@ def test_sh1_burn_new_shoe_from_the_profile() -> None:
     assert [c["role"] for c in t.record()["cards"]] == ["burn", "burn", "position", "dealer"]
 
 
+@pytest.mark.parametrize("cover", [True, False], ids=["after-the-cover", "before-it"])
+def test_sh1_a_burn_of_the_old_shoe_stays_with_the_old_shoe(cover: bool) -> None:
+    """§(h)(1): the new shoe's first round burns its own first card. A new dealer's burn
+    drawn from the old shoe before its shuffle is recorded with the old shoe, in a round
+    of its own that was never dealt, not in the new shoe's first round."""
+    t = Table.of(NY)
+    t.open_shoe()
+    t.bets({1: (500, None, None)})
+    t.cards(["5H", "4D"])
+    old_shoe = t.state.shoe.id
+    t.ok("DEALER", "D-2")
+    t.card("AS")  # the new dealer's burn, from the old shoe
+    if cover:
+        t.cover()
+        assert t.phase() is Phase.SHUFFLE_DUE
+    t.ok("SHUFFLED")
+    assert t.state.shoe.id != old_shoe
+    t.bets({1: (500, None, None)})
+    t.cards(["9C", "6H", "3D"])
+    *_, burned, first = t.records()
+    assert burned["shoe_id"] == old_shoe
+    assert [(c["card"], c["role"]) for c in burned["cards"]] == [("AS", "burn")]
+    assert burned["void_reason"] is not None
+    assert not burned["positions"]
+    assert first["shoe_id"] == t.state.shoe.id
+    assert [(c["card"], c["role"]) for c in first["cards"]] == [
+        ("9C", "burn"),
+        ("6H", "position"),
+        ("3D", "dealer"),
+    ]
+    (voided,) = t.events("round_voided")
+    assert voided.round_id == burned["round_id"]
+
+
+def test_sh4_a_card_read_after_the_shoe_ended_stays_with_that_shoe() -> None:
+    """§(h)(4): after the cover card's round the cards are reshuffled. A card read before
+    the shuffle is set aside (UNEXPECTED_CARD) and recorded with the shoe it came from."""
+    t = Table.of(NY)
+    t.open_shoe()
+    t.bets({1: (500, None, None)})
+    t.card("5H")
+    t.cover()
+    t.card("4D")
+    assert t.phase() is Phase.SHUFFLE_DUE
+    old_shoe = t.state.shoe.id
+    assert t.raised("UNEXPECTED_CARD", t.card("KS"))
+    t.ok("CONFIRM")
+    t.ok("SHUFFLED")
+    t.bets({1: (500, None, None)})
+    t.cards(["9C", "6H", "3D"])
+    *_, set_aside, first = t.records()
+    assert set_aside["shoe_id"] == old_shoe
+    assert [d["card"] for d in set_aside.get("discards", [])] == ["KS"]
+    assert set_aside["void_reason"] is not None
+    assert not set_aside["positions"]
+    assert "discards" not in first
+    assert [c["card"] for c in first["cards"]] == ["9C", "6H", "3D"]
+
+
 @pytest.mark.parametrize("action", ["SHUFFLED", "DEALER"])
 def test_sh1_shuffle_and_dealer_only_between_rounds(action: str) -> None:
     """docs/rules.md 1: SHUFFLED and DEALER are refused NOT_NOW once wagers are latched."""
