@@ -11,7 +11,7 @@ from datetime import UTC
 from typing import Final
 
 from table_controller.engine.domain import Alert, AlertCode, Severity, SpotKind
-from table_controller.engine.inputs import DeviceName
+from table_controller.engine.inputs import SERVICE_ALERT_CODES, DeviceName, ServiceAlert
 from table_controller.engine.outputs import ConsoleShow, EventType
 from table_controller.engine.table import Table
 
@@ -33,6 +33,8 @@ SEVERITY: Final[dict[AlertCode, Severity]] = {
     AlertCode.WAGER_UNVERIFIED: Severity.CRITICAL,
     AlertCode.SHOE_FAULT: Severity.CRITICAL,
     AlertCode.NO_MORE_BETS_MISSING: Severity.WARNING,
+    AlertCode.JOURNAL_FAULT: Severity.CRITICAL,
+    AlertCode.REPLAY_UNAVAILABLE: Severity.WARNING,
 }
 # The wager alerts that compare a spot with its latched amount (docs/rules.md).
 WAGER_ALERTS: Final = frozenset(
@@ -76,15 +78,33 @@ def raise_alert(
     # docs/rules.md: an alert belongs to the round open when it was raised.
     a = Alert(alert_id, code, sev, message, t.round_id, position, spot, n, device)
     t.round.alert_ids.append(alert_id)
-    counts = dict(t.stats.alerts_by_code)
-    counts[code.value] = counts.get(code.value, 0) + 1
-    t.stats = t.stats._replace(alerts_by_code=tuple(sorted(counts.items())))
+    _count(t, code)
     alert_event(t, a, None)
     if sev is Severity.CRITICAL:
         # docs/rules.md: only critical alerts are open until resolved; they hold the round.
         t.open_alerts.append(a)
         where = f" P{position}" if position is not None else ""
         t.out.append(ConsoleShow(f"HOLD {code.value}{where}"))
+
+
+def _count(t: Table, code: AlertCode) -> None:
+    counts = dict(t.stats.alerts_by_code)
+    counts[code.value] = counts.get(code.value, 0) + 1
+    t.stats = t.stats._replace(alerts_by_code=tuple(sorted(counts.items())))
+
+
+def on_service_alert(t: Table, inp: ServiceAlert) -> None:
+    """An alert the service raised (or resolved) itself: it holds nothing here (the
+    service refuses every input while its journal faults), but it is an event, in the
+    round's alerts and counted, as every alert is."""
+    if inp.code not in SERVICE_ALERT_CODES:
+        return  # the service raises no other: nothing to record (feed never raises)
+    code = AlertCode(inp.code)
+    a = Alert(inp.alert, code, SEVERITY[code], inp.message, t.round_id)
+    if inp.resolved_by is None:
+        t.round.alert_ids.append(a.alert)
+        _count(t, code)
+    alert_event(t, a, inp.resolved_by)
 
 
 def resolve(t: Table, alerts: Iterable[Alert], by: str) -> None:

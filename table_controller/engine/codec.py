@@ -16,6 +16,7 @@ from typing import Any, Final
 from table_controller.engine.errors import JournalDataError
 from table_controller.engine.inputs import (
     DEVICE_NAMES,
+    SERVICE_ALERT_CODES,
     CardRead,
     ConsolePress,
     CoverRead,
@@ -26,6 +27,7 @@ from table_controller.engine.inputs import (
     PressesRenumbered,
     PublishRefused,
     ReadGap,
+    ServiceAlert,
     ShoeStatus,
     SpotsChanged,
     Tick,
@@ -43,6 +45,7 @@ TYPE_NAMES: Final[dict[type[Any], str]] = {
     DeviceOffline: "device_offline",
     ShoeStatus: "shoe_status",
     PublishRefused: "publish_refused",
+    ServiceAlert: "service_alert",
     Tick: "tick",
 }
 
@@ -121,6 +124,15 @@ def _values(d: Mapping[str, Any]) -> tuple[tuple[int, int], ...] | None:
     return tuple(pairs)
 
 
+def _service_code(d: Mapping[str, Any]) -> str:
+    code = _str(d, "code")
+    if code not in SERVICE_ALERT_CODES:
+        raise JournalDataError(
+            f"input field 'code': one of {', '.join(SERVICE_ALERT_CODES)}, got {code!r}"
+        )
+    return code
+
+
 def _device(d: Mapping[str, Any]) -> Any:
     name = _str(d, "device")
     if name not in DEVICE_NAMES:
@@ -149,6 +161,9 @@ _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
     "shoe_status": lambda d, at: ShoeStatus(at, _str(d, "state")),
     "publish_refused": lambda d, at: PublishRefused(
         at, _str(d, "topic"), _int(d, "reason_code"), _str(d, "message_id")
+    ),
+    "service_alert": lambda d, at: ServiceAlert(
+        at, _str(d, "alert"), _service_code(d), _str(d, "message"), _opt_str(d, "resolved_by")
     ),
     "tick": lambda d, at: Tick(at),
 }

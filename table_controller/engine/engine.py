@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from table_controller.engine.alerts import on_service_alert
 from table_controller.engine.betting import on_spots
 from table_controller.engine.console import on_press, on_renumbered
 from table_controller.engine.dealing import on_card, on_cover, on_gap, on_misread, settle_original
@@ -28,6 +29,7 @@ from table_controller.engine.inputs import (
     PressesRenumbered,
     PublishRefused,
     ReadGap,
+    ServiceAlert,
     ShoeStatus,
     SpotsChanged,
 )
@@ -48,6 +50,7 @@ HANDLERS: Final[dict[type[Any], Callable[[Table, Any], None]]] = {
     DeviceOffline: on_offline,
     ShoeStatus: on_shoe_status,
     PublishRefused: on_refused,
+    ServiceAlert: on_service_alert,
 }
 
 

@@ -143,6 +143,23 @@ class PublishRefused:
     message_id: str
 
 
+# docs/rules.md: the alerts the service raises itself; the engine records them.
+SERVICE_ALERT_CODES: tuple[str, ...] = ("JOURNAL_FAULT", "REPLAY_UNAVAILABLE")
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceAlert:
+    """An alert the service raised itself (``SERVICE_ALERT_CODES``) or, with
+    ``resolved_by``, its resolution. An input, so that it is journaled and published
+    as every alert is: an ``alert`` event, in its round's alerts and in the stats."""
+
+    at: datetime
+    alert: str
+    code: str
+    message: str
+    resolved_by: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Tick:
     """Time passing; nothing else."""
@@ -162,5 +179,6 @@ Input: TypeAlias = (
     | DeviceOffline
     | ShoeStatus
     | PublishRefused
+    | ServiceAlert
     | Tick
 )

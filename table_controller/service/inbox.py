@@ -124,20 +124,9 @@ class Inbox:
 
     def _unavailable(self, recorder: str, missing: list[tuple[int, int]]) -> None:
         runs = ", ".join(f"{a}..{b}" if a != b else str(a) for a, b in missing)
-        runner = self.runner
-        key = str(uuid.uuid4())
-        alert = {
-            "alert": key,
-            "code": "REPLAY_UNAVAILABLE",
-            "severity": "warning",
-            "message": f"{recorder} asked for feed_seq {runs}: no longer held by the table",
-            "round_id": runner.engine.snapshot().round_id,
-            "position": None,
-            "spot": None,
-            "resolved_by": None,
-        }
-        log.warning("REPLAY_UNAVAILABLE: %s", alert["message"])
-        runner.journal_service_alert(alert, ts=runner.clock(), key=key)
+        message = f"{recorder} asked for feed_seq {runs}: no longer held by the table"
+        log.warning("REPLAY_UNAVAILABLE: %s", message)
+        self.runner.service_alert("REPLAY_UNAVAILABLE", message, alert=str(uuid.uuid4()))
 
     def _ignore(self, kind: str, why: str) -> None:
         self.ignored[kind] += 1

@@ -5,15 +5,16 @@ The input that could not be journaled is not acted on: a press gets
 latest sensor snapshot taken again once commits succeed.
 
 The alerts the service raises itself (``JOURNAL_FAULT``, ``REPLAY_UNAVAILABLE``)
-are journaled like every alert, with their ``feed_seq``. One the journal cannot
-take now goes out at once from memory as a notice (its own id, no ``feed_seq``:
-a number handed out before it is on the disk could be handed out again after a
-restart) and is **owed**: the first commit that succeeds, whichever it is (the
-next input's, or the fault task's retry), journals every owed alert first, in
-the order they were raised, so ``feed_seq`` stays one unbroken run in the
-outbox's order. Each fault is its own alert: its ids name this process's
-``instance`` and the fault's number in it, so a later process's fault never
-takes an id the journal already holds.
+are inputs (``ServiceAlert``), journaled and published as every alert is: an
+``alert`` event and an ``alerts`` message with their ``feed_seq``, in the round's
+alerts and in the stats. One the journal cannot take now goes out at once from
+memory as a notice (its own id, no ``feed_seq``: a number handed out before it is
+on the disk could be handed out again after a restart) and is **owed**: the next
+input, or the fault task's retry, journals every owed alert first, each in its own
+commit, in the order they were raised, so ``feed_seq`` stays one unbroken run in
+the outbox's order. Each fault is its own alert: its ids name this process's
+``instance`` and the fault's number in it, so a later process's fault never takes
+an id the journal already holds.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import asyncio
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 from table_controller.engine import (
+    AlertCode,
     ConsolePress,
     ConsoleReply,
     ConsoleShow,
@@ -36,9 +38,12 @@ from table_controller.engine import (
     Input,
     Output,
     Refusal,
+    ResolvedBy,
     RoundEngine,
+    ServiceAlert,
     SpotsChanged,
 )
+from table_controller.engine.alerts import SEVERITY
 from table_controller.engine.inputs import (
     CardRead,
     CoverRead,
@@ -47,7 +52,6 @@ from table_controller.engine.inputs import (
     ReadGap,
     ShoeStatus,
 )
-from table_controller.service.errors import JournalFault
 from table_controller.service.journal import Journal, OutboxMessage
 from table_controller.service.messages import MessageFactory
 
@@ -64,12 +68,20 @@ def _kind(inp: Input) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class OwedAlert:
-    """An alert sent from memory that the next successful commit journals."""
+class Committed:
+    """An input the journal took, with what the engine said to it and its messages."""
 
-    alert: Mapping[str, Any]
-    ts: datetime
-    key: str
+    inp: Input
+    outputs: list[Output]
+    messages: list[OutboxMessage]
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An input the journal could not take: the commit's fault, and what the engine said."""
+
+    detail: str
+    outputs: list[Output]
 
 
 class JournalFaults:
@@ -96,40 +108,39 @@ class JournalFaults:
         self._shoe_missed = False
         self._spots_missed: SpotsChanged | None = None
         self._redo: list[Input] = []
-        self._owed: list[OwedAlert] = []
+        self._owed: list[ServiceAlert] = []
 
     def handle(self, inp: Input) -> bool:  # the runner's
         raise NotImplementedError
 
-    # -- owed alerts -------------------------------------------------------------
-    def _owed_messages(self) -> list[OutboxMessage]:
-        """The owed alerts as feed messages, numbered now: the caller journals them first
-        and, when its commit fails, sets ``messages.feed_seq`` back."""
-        return [self.messages.service_alert(o.alert, ts=o.ts, key=o.key) for o in self._owed]
+    def _commit(self, inp: Input) -> Committed | Refused:  # the runner's
+        raise NotImplementedError
 
-    def _owed_journaled(self) -> None:
-        self._owed.clear()
+    def _act(self, done: Committed) -> None:  # the runner's
+        raise NotImplementedError
 
-    def _owe(self, alert: Mapping[str, Any], *, ts: datetime, key: str) -> None:
-        self.publish_unjournaled(self.messages.envelope.alert(dict(alert), ts=ts))
-        self._owed.append(OwedAlert(alert, ts, key))
+    # -- the alerts the service raises itself ------------------------------------------
+    def service_alert(self, code: str, message: str, *, alert: str) -> bool:
+        """Raise ``code`` (``SERVICE_ALERT_CODES``) as the alert ``alert``: journaled as
+        an input, after what is owed; sent from memory and owed when the journal cannot
+        take it. True when journaled now."""
+        return self.handle(ServiceAlert(self.clock(), alert, code, message))
 
-    def journal_service_alert(
-        self, alert: Mapping[str, Any], *, ts: datetime, key: str
-    ) -> JournalFault | None:
-        """Journal an alert the service raises itself, after any owed; when the journal
-        cannot take it, send it from memory and owe it. The commit's fault, if any."""
-        before = self.messages.feed_seq
-        msgs = [*self._owed_messages(), self.messages.service_alert(alert, ts=ts, key=key)]
-        try:
-            self.journal.enqueue(msgs)
-        except JournalFault as exc:
-            self.messages.feed_seq = before
-            self._owe(alert, ts=ts, key=key)
-            return exc
-        self._owed_journaled()
-        self.wake_publisher()
-        return None
+    def _owe(self, owed: ServiceAlert) -> None:
+        """Out at once from memory as a notice (its own id, no ``feed_seq``), and journaled
+        by the first commit that succeeds, ahead of its input."""
+        body = {
+            "alert": owed.alert,
+            "code": owed.code,
+            "severity": SEVERITY[AlertCode(owed.code)].value,
+            "message": owed.message,
+            "round_id": self.engine.round_id,
+            "position": None,
+            "spot": None,
+            "resolved_by": owed.resolved_by,
+        }
+        self.publish_unjournaled(self.messages.envelope.alert(body, ts=owed.at))
+        self._owed.append(owed)
 
     # -- the fault -----------------------------------------------------------------
     def _refuse(self, inp: Input, detail: str, outputs: Sequence[Output] = ()) -> None:
@@ -145,6 +156,9 @@ class JournalFaults:
             self._shoe_missed = True
         elif isinstance(inp, SpotsChanged):
             self._spots_missed = inp
+        elif isinstance(inp, ServiceAlert):
+            if inp not in self._owed:
+                self._owe(inp)
         elif isinstance(inp, _SAID_ONCE):
             # The drivers say once that a device went or came back, or that the console
             # restarted: kept to feed again, the latest of each device.
@@ -166,31 +180,21 @@ class JournalFaults:
         # Asked for again (shoe_resync) until the shoe task has reopened the shoe.
         return self._shoe_missed or self.shoe_resync.is_set()
 
-    def _fault_key(self) -> str:
-        return f"jf-{self.instance}-{self._faults}"
-
-    def _fault_alert(self, resolved_by: str | None) -> dict[str, Any]:
-        alert_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{self.journal.epoch}/{self._fault_key()}")
-        return {
-            "alert": str(alert_id),
-            "code": "JOURNAL_FAULT",
-            "severity": "critical",
-            "message": f"the journal cannot commit: {self.fault}",
-            "round_id": self.engine.round_id,
-            "position": None,
-            "spot": None,
-            "resolved_by": resolved_by,
-        }
+    def _fault_alert(self, message: str, resolved_by: str | None) -> ServiceAlert:
+        # Each fault is its own alert: this process's instance and the fault's number in it.
+        key = f"{self.journal.epoch}/jf-{self.instance}-{self._faults}"
+        alert_id = str(uuid.uuid5(uuid.NAMESPACE_URL, key))
+        return ServiceAlert(self.clock(), alert_id, "JOURNAL_FAULT", message, resolved_by)
 
     def _fault_raised(self, detail: str) -> None:
         self._faults += 1
         self.fault = detail
-        self._fault_at = at = self.clock()
+        self._fault_at = self.clock()
         self.fault_raised.set()
         log.critical("JOURNAL_FAULT: %s", detail)
         self.console_out.put_nowait(ConsoleShow(JOURNAL_FAULT_SHOW))
         # The journal cannot carry it now: out from memory, and owed to the next commit.
-        self._owe(self._fault_alert(None), ts=at, key=f"{self._fault_key()}-raised")
+        self._owe(self._fault_alert(f"the journal cannot commit: {detail}", None))
         self.publish_unjournaled(self.status_message())
         self.devices_changed.set()
 
@@ -201,14 +205,13 @@ class JournalFaults:
         """While a fault lasts: try to journal what is owed. True when the fault is over."""
         if self.fault is None:
             return True
-        before = self.messages.feed_seq
-        try:
-            self.journal.enqueue(self._owed_messages())
-        except JournalFault as exc:
-            self.messages.feed_seq = before
-            log.debug("journal still faulty: %s", exc)
-            return False
-        self._owed_journaled()
+        while self._owed:
+            owed = self._commit(self._owed[0])
+            if isinstance(owed, Refused):
+                log.debug("journal still faulty: %s", owed.detail)
+                return False
+            self._owed.pop(0)
+            self._act(owed)
         self._fault_resolved()
         return True
 
@@ -217,16 +220,9 @@ class JournalFaults:
         detail, self.fault = self.fault, None
         self.fault_raised.clear()
         log.warning("journal commits succeed again (was: %s)", detail)
-        resolved = {
-            **self._fault_alert("JOURNAL"),
-            "message": f"the journal commits again: {detail}",
-        }
-        failed = self.journal_service_alert(
-            resolved, ts=self.clock(), key=f"{self._fault_key()}-resolved"
-        )
-        if failed is not None:
-            self._fault_raised(str(failed))
-            return
+        resolved = self._fault_alert(f"the journal commits again: {detail}", ResolvedBy.JOURNAL)
+        if not self.handle(resolved):
+            return  # owed, with the new fault it raised
         self.console_out.put_nowait(ConsoleShow("JOURNAL OK"))
         self.devices_changed.set()
         if self._shoe_missed:

@@ -162,11 +162,6 @@ class MessageFactory:
         body.update(data)
         return [self._feed(Topic.EVENTS, "table-event/1", eid, event.at, body)]
 
-    def service_alert(self, alert: Mapping[str, Any], *, ts: datetime, key: str) -> OutboxMessage:
-        """An ``alerts`` message the service raises itself (JOURNAL_FAULT…); ``key``: its id."""
-        body = {k: alert.get(k) for k in _ALERT_FIELDS}
-        return self._feed(Topic.ALERTS, "table-alert/1", self._id("alert", key), ts, body)
-
     def round_id(self, round_id: int) -> str:
         """The message id of round ``round_id``'s record."""
         return self._id("round", round_id)

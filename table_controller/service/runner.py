@@ -65,7 +65,7 @@ from table_controller.service.checkpoint import CHECKPOINT_VERSION, dump_state
 from table_controller.service.config import TableConfig
 from table_controller.service.errors import JournalFault
 from table_controller.service.journal import Journal, OutboxMessage
-from table_controller.service.journal_fault import JournalFaults
+from table_controller.service.journal_fault import Committed, JournalFaults, Refused
 from table_controller.service.messages import MessageFactory
 
 log = logging.getLogger(__name__)
@@ -171,11 +171,30 @@ class TableRunner(JournalFaults):
         """Feed one input; journal it with its messages; then act. False: not acted on."""
         if self._read_out_of_turn(inp):
             return False
+        # What a journal fault left owed goes first, each in its own commit, in the order
+        # raised, so that feed_seq follows the outbox's order.
+        while self._owed:
+            owed = self._commit(self._owed[0])
+            if isinstance(owed, Refused):
+                self._refuse(inp, owed.detail)
+                return False
+            self._owed.pop(0)
+            self._act(owed)
+        done = self._commit(inp)
+        if isinstance(done, Refused):
+            self._refuse(inp, done.detail, done.outputs)
+            return False
+        self._act(done)
+        if self.fault is not None:
+            self._fault_resolved()
+        return True
+
+    def _commit(self, inp: Input) -> Committed | Refused:
+        """The engine fed, and the input journaled with its messages; or why not."""
         phase_before = self.engine.phase
         outputs = self.engine.feed(inp)
         feed_before, chain_before = self.messages.feed_seq, self.messages.prev_hash
-        # What a journal fault left owed goes first, so feed_seq follows the outbox's order.
-        messages = self._owed_messages()
+        messages: list[OutboxMessage] = []
         for out in outputs:
             if isinstance(out, Event):
                 messages.extend(self.messages.event(out))
@@ -195,11 +214,14 @@ class TableRunner(JournalFaults):
             # The engine never runs ahead of the disk: it took the input, the journal did
             # not, so it is rebuilt as the journal has it (a rare, slow path).
             self.engine = restore(self.cfg, self.journal).engine
-            self._refuse(inp, str(exc), outputs)
-            return False
+            return Refused(str(exc), outputs)
         self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
         self.inputs_handled += 1
-        self._owed_journaled()
+        return Committed(inp, outputs, messages)
+
+    def _act(self, done: Committed) -> None:
+        """What a journaled input says to do: answers, lines and lights, and its messages."""
+        inp, outputs, messages = done.inp, done.outputs, done.messages
         if isinstance(inp, SpotsChanged):
             self._spots_missed = None  # a newer layout than the one a fault refused
         for out in outputs:
@@ -220,9 +242,6 @@ class TableRunner(JournalFaults):
             self.publish_journaled(messages)
         self._views_at = inp.at
         self.views_due.set()
-        if self.fault is not None:
-            self._fault_resolved()
-        return True
 
     # -- views ----------------------------------------------------------------
     def flush_views(self) -> None:

@@ -10,8 +10,10 @@ from table_controller.engine import (
     DeviceOffline,
     DeviceOnline,
     PublishRefused,
+    ServiceAlert,
     ShoeStatus,
     device_states,
+    stats_view,
 )
 from table_controller.engine.rules import NY, UK, Limits
 
@@ -145,3 +147,29 @@ def test_input_time_window_for_broker_refusals_uses_input_time_only() -> None:
     t.feed(PublishRefused(start + timedelta(seconds=59), "x/state", 0x80, "b"))
     t.feed(PublishRefused(start + timedelta(seconds=60), "x/state", 0x80, "c"))
     assert len(t.raised("BROKER_REFUSED")) == 2
+
+
+# ---------------------------------------------------------------- the service's own
+
+
+def test_an_alert_the_service_raises_is_an_event_in_its_round_and_counted() -> None:
+    """JOURNAL_FAULT and REPLAY_UNAVAILABLE come from the service, as inputs: each is an
+    `alert` event, in the round's alerts and in the stats, as every alert is; it holds
+    nothing (the service itself refuses every input while its journal faults)."""
+    t = _dealing(p1=(1000, None, None))
+    raised = t.feed(ServiceAlert(t.at(), "jf-1", "JOURNAL_FAULT", "the journal cannot commit"))
+    (event,) = t.raised("JOURNAL_FAULT", raised)
+    assert event.data["severity"] == "critical"
+    assert event.data["alert"] == "jf-1"
+    assert event.data["round_id"] == t.state.round_id
+    (resolved,) = t.alerts(
+        "JOURNAL_FAULT", t.feed(ServiceAlert(t.at(), "jf-1", "JOURNAL_FAULT", "again", "JOURNAL"))
+    )
+    assert resolved.data["resolved_by"] == "JOURNAL"
+    t.feed(ServiceAlert(t.at(), "ru-1", "REPLAY_UNAVAILABLE", "feed_seq 1..3 no longer held"))
+    assert not t.state.held
+    t.cards(["KH", "4D"])
+    assert t.record()["alerts"] == ["jf-1", "ru-1"]
+    assert stats_view(t.state)["alerts_by_code"] == {"JOURNAL_FAULT": 1, "REPLAY_UNAVAILABLE": 1}
+    # No other code comes this way: the engine records nothing of one (and never raises).
+    assert t.feed(ServiceAlert(t.at(), "x-1", "PAST_POSTING", "not the service's")) == []

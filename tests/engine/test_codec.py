@@ -21,12 +21,14 @@ from table_controller.engine import (
     PressesRenumbered,
     PublishRefused,
     ReadGap,
+    ServiceAlert,
     ShoeStatus,
     SpotsChanged,
     Tick,
     input_from_json,
     input_to_json,
 )
+from table_controller.engine.inputs import SERVICE_ALERT_CODES
 
 times = st.datetimes(
     min_value=datetime(2000, 1, 1),
@@ -52,6 +54,9 @@ inputs: st.SearchStrategy[Input] = st.one_of(
     st.builds(DeviceOffline, times, devices, text),
     st.builds(ShoeStatus, times, text),
     st.builds(PublishRefused, times, text, st.integers(0, 255), text),
+    st.builds(
+        ServiceAlert, times, text, st.sampled_from(SERVICE_ALERT_CODES), text, st.none() | text
+    ),
     st.builds(Tick, times),
 )
 
@@ -96,6 +101,14 @@ def test_a_card_read_as_json() -> None:
             "values": [[1]],
         },
         {"type": "console_press", "at": "2024-05-01T18:00:00Z", "k": 1, "action": "X", "arg": 5},
+        {
+            "type": "service_alert",
+            "at": "2024-05-01T18:00:00Z",
+            "alert": "a1",
+            "code": "PAST_POSTING",
+            "message": "not one the service raises",
+            "resolved_by": None,
+        },
     ],
 )
 def test_malformed_input_objects_are_refused_with_a_reason(bad: dict[str, Any]) -> None:

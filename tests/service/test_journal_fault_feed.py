@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from table_controller.engine import ConsolePress, ConsoleReply
+from table_controller.engine import ConsolePress, ConsoleReply, stats_view
 from table_controller.engine.inputs import (
     CardRead,
     DeviceOffline,
@@ -37,8 +38,11 @@ def journaled(runner: TableRunner) -> list[dict[str, Any]]:
     return [json.loads(msg.payload) for _, msg in rows]
 
 
-def fault_alerts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [m for m in messages if m.get("code") == "JOURNAL_FAULT"]
+def fault_alerts(
+    messages: list[dict[str, Any]], schema: str = "table-alert/1"
+) -> list[dict[str, Any]]:
+    """The JOURNAL_FAULT messages on the ``alerts`` topic (or, by ``schema``, the events)."""
+    return [m for m in messages if m.get("code") == "JOURNAL_FAULT" and m["schema"] == schema]
 
 
 def up_to_the_deal(runner: TableRunner) -> Iterator[CardRead]:
@@ -77,9 +81,47 @@ def test_a_fault_ended_by_the_next_input_journals_its_raised_alert(small_disk: P
         alerts = fault_alerts(messages)
         assert [a["resolved_by"] for a in alerts] == [None, "JOURNAL"]
         assert alerts[0]["alert"] == alerts[1]["alert"]
+        # As every alert: an `alert` event each, and counted in the stats.
+        events = fault_alerts(messages, "table-event/1")
+        assert [(e["type"], e["alert"], e["resolved_by"]) for e in events] == [
+            ("alert", a["alert"], a["resolved_by"]) for a in alerts
+        ]
+        assert stats_view(runner.engine.snapshot())["alerts_by_code"] == {"JOURNAL_FAULT": 1}
         assert_one_run(messages)
     finally:
         runner.journal.close()
+
+
+def test_a_fault_is_in_its_rounds_record_and_in_the_stats_after_a_restart(
+    small_disk: Path,
+) -> None:
+    path = small_disk / "j.sqlite3"
+    runner = runner_on(path)
+    try:
+        inputs = session(2)
+        deal = next(i for i, inp in enumerate(inputs) if isinstance(inp, CardRead))
+        for inp in inputs[:deal]:
+            assert runner.handle(inp)
+        filler = fill(small_disk)
+        assert not runner.handle(inputs[deal])
+        filler.unlink()
+        assert runner.retry_journal()
+        runner.shoe_resync.clear()  # the shoe task reopens the shoe: the reads come again
+        for inp in inputs[deal:]:
+            assert runner.handle(inp)
+        messages = journaled(runner)
+        (raised, _) = fault_alerts(messages)
+        first = next(m for m in messages if m["schema"] == "war-round/1")
+        assert raised["alert"] in first["alerts"]
+        counted = stats_view(runner.engine.snapshot())["alerts_by_code"]
+    finally:
+        runner.journal.close()
+    assert counted["JOURNAL_FAULT"] == 1
+    again = runner_on(path)  # rebuilt from the journal, as at any start
+    try:
+        assert stats_view(again.engine.snapshot())["alerts_by_code"] == counted
+    finally:
+        again.journal.close()
 
 
 def test_a_fault_in_a_later_process_is_a_new_alert(small_disk: Path) -> None:
@@ -119,13 +161,22 @@ def test_a_disk_that_fills_again_at_once_leaves_no_gap_in_feed_seq(small_disk: P
         assert not runner.handle(card)
         filler.unlink()
         fillers: list[Path] = []
+        record = runner.journal.record
 
-        def refill(messages: object) -> None:
+        def record_then_refill(
+            input_json: Mapping[str, Any],
+            messages: Sequence[OutboxMessage],
+            *,
+            now: datetime | None = None,
+            checkpoint: tuple[int, str] | None = None,
+        ) -> int:
+            number = record(input_json, messages, now=now, checkpoint=checkpoint)
             # The input's commit went through; the disk is full again before the next one.
-            if not fillers:
+            if input_json["type"] == "spots_changed" and not fillers:
                 fillers.append(fill(small_disk))
+            return number
 
-        runner.publish_journaled = refill
+        runner.journal.record = record_then_refill  # type: ignore[method-assign]
         assert runner.handle(dataclasses.replace(layout_again(), at=card.at))
         assert runner.fault is not None  # the resolution could not be journaled: a new fault
         fillers[0].unlink()
@@ -173,7 +224,12 @@ def test_replay_unavailable_during_a_fault_shares_no_feed_seq(small_disk: Path) 
         assert runner.handle(card)
         messages = journaled(runner)
         unavailable = [m for m in messages if m.get("code") == "REPLAY_UNAVAILABLE"]
-        assert len(unavailable) == 1
+        # Its `alerts` message and its `alert` event, counted in the stats as every alert.
+        assert sorted(m["schema"] for m in unavailable) == ["table-alert/1", "table-event/1"]
+        assert stats_view(runner.engine.snapshot())["alerts_by_code"] == {
+            "JOURNAL_FAULT": 1,
+            "REPLAY_UNAVAILABLE": 1,
+        }
         # What went out from memory during the fault carries no number another message has.
         numbers = {m["feed_seq"] for m in messages}
         for msg in sent:

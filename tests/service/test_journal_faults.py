@@ -248,7 +248,9 @@ def test_disk_full_the_input_is_not_acted_on_and_the_table_recovers_by_itself(
         assert runner.handle(dataclasses.replace(card))
         assert runner.journal.last_input_number() > numbered
         codes = [parse_payload(m.payload).model_dump() for m in runner.journal.pending(1000)]
-        resolved = [c for c in codes if c.get("code") == "JOURNAL_FAULT"]
+        resolved = [
+            c for c in codes if c.get("code") == "JOURNAL_FAULT" and c["schema"] == "table-alert/1"
+        ]
         assert [c["resolved_by"] for c in resolved] == [None, "JOURNAL"]
 
     asyncio.run(scenario())
