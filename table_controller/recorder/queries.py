@@ -18,6 +18,7 @@ from table_controller.recorder.store.backend import Backend
 Json = dict[str, Any]
 BURN_ROLES: Final = frozenset({"burn", "war_burn"})
 CRITICAL: Final = "critical"
+JOURNAL_FAULT: Final = "JOURNAL_FAULT"
 
 
 def window(
@@ -182,7 +183,30 @@ async def alerts(db: Backend, *, open_only: bool = False, site: str | None = Non
     out = list(by_alert.values())
     if open_only:
         out = [a for a in out if a["resolved"] is None]
+        over = await _faults_over(db, [a for a in out if a["code"] == JOURNAL_FAULT])
+        out = [a for a in out if (a["site"], a["table"], a["alert"]) not in over]
     return sorted(out, key=lambda a: (a["raised"] or a["resolved"] or "", a["alert"]))
+
+
+async def _faults_over(db: Backend, faults: list[Json]) -> set[tuple[str, str, str]]:
+    """Of the unresolved ``JOURNAL_FAULT`` alerts, those whose table's newest status,
+    sent after them, says its journal commits (docs/decisions/recorder.md): a table whose
+    power was cut during a fault never sends the resolution of what it sent from memory."""
+    if not faults:
+        return set()
+    statuses: dict[tuple[str, str], tuple[str, Any]] = {}
+    for site, table, ts, payload in await db.fetch(
+        "SELECT site, table_id, ts, payload FROM latest WHERE topic = 'status'"
+    ):
+        statuses[(site, table)] = (ts, json.loads(payload))
+    over = set()
+    for a in faults:
+        ts, status = statuses.get((a["site"], a["table"]), ("", None))
+        journal = status.get("journal") if isinstance(status, dict) else None
+        state = journal.get("state") if isinstance(journal, dict) else None
+        if state == "ok" and a["raised"] is not None and ts > a["raised"]:
+            over.add((a["site"], a["table"], a["alert"]))
+    return over
 
 
 async def gaps(db: Backend) -> list[Json]:
