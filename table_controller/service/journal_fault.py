@@ -212,17 +212,22 @@ class JournalFaults:
                 return False
             self._owed.pop(0)
             self._act(owed)
-        self._fault_resolved()
-        return True
+        return self._fault_resolved()
 
-    def _fault_resolved(self) -> None:
-        """A commit succeeded: the fault is over. Journal its resolution, then redo."""
-        detail, self.fault = self.fault, None
+    def _fault_resolved(self) -> bool:
+        """A commit succeeded: journal the fault's resolution; once it is, the fault is
+        over and what it refused is redone. False: the journal refused the resolution
+        too, and the fault goes on (nothing is said of its end before it is on disk)."""
+        detail = self.fault
+        resolved = self._fault_alert(f"the journal commits again: {detail}", ResolvedBy.JOURNAL)
+        done = self._commit(resolved)
+        if isinstance(done, Refused):
+            log.debug("journal still faulty: %s", done.detail)
+            return False
+        self.fault = None
         self.fault_raised.clear()
         log.warning("journal commits succeed again (was: %s)", detail)
-        resolved = self._fault_alert(f"the journal commits again: {detail}", ResolvedBy.JOURNAL)
-        if not self.handle(resolved):
-            return  # owed, with the new fault it raised
+        self._act(done)
         self.console_out.put_nowait(ConsoleShow("JOURNAL OK"))
         self.devices_changed.set()
         if self._shoe_missed:
@@ -234,3 +239,4 @@ class JournalFaults:
         spots, self._spots_missed = self._spots_missed, None
         if spots is not None:
             self.handle(dataclasses.replace(spots, at=self.clock()))
+        return True
