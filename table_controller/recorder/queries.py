@@ -11,12 +11,12 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Final
 
+from table_controller.feed.common import BURN_ROLES
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.errors import UnknownTable
 from table_controller.recorder.store.backend import Backend
 
 Json = dict[str, Any]
-BURN_ROLES: Final = frozenset({"burn", "war_burn"})
 CRITICAL: Final = "critical"
 JOURNAL_FAULT: Final = "JOURNAL_FAULT"
 

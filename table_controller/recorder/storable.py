@@ -43,7 +43,7 @@ def too_large(value: Any, path: str = "") -> str | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return path or "(the value)" if abs(value) > LARGEST else None
+        return (path or "(the value)") if abs(value) > LARGEST else None
     items: Any = ()
     if isinstance(value, dict):
         items = value.items()

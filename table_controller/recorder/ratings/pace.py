@@ -40,7 +40,7 @@ class _DealerSession:
 
 
 _CHANGES: Final = (
-    "SELECT ts, payload FROM messages WHERE site = ? AND table_id = ? AND " + DEALER_CHANGES
+    "SELECT payload FROM messages WHERE site = ? AND table_id = ? AND " + DEALER_CHANGES
 )
 _BEFORE: Final = 20  # read back at a time for the change in force at the window's start
 
@@ -65,11 +65,11 @@ async def dealer_changes(
         "SELECT site, table_id FROM tables" + (" WHERE site = ?" if site else ""),
         [site] if site else [],
     ):
-        changes = [c for _, p in await db.fetch(inside, [s, t, *params]) if (c := _change(p))]
+        changes = [c for (p,) in await db.fetch(inside, [s, t, *params]) if (c := _change(p))]
         offset = 0
         while start is not None:
             rows = await db.fetch(earlier, [s, t, rfc3339(start), _BEFORE, offset])
-            first = next((c for _, p in rows if (c := _change(p))), None)
+            first = next((c for (p,) in rows if (c := _change(p))), None)
             if first is not None:
                 changes.insert(0, first)
             if first is not None or len(rows) < _BEFORE:

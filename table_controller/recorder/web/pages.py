@@ -25,9 +25,11 @@ from starlette.templating import Jinja2Templates
 
 from table_controller.engine.settlement import rfc3339
 from table_controller.feed.payloads import rfc3339 as stored_time
+from table_controller.recorder.errors import BadParameter
 from table_controller.recorder.web import charts, views
 from table_controller.recorder.web.auth import safe_next
 from table_controller.recorder.web.data import PitData, parse_time
+from table_controller.recorder.web.params import without_nul
 from table_controller.recorder.web.users import UsersFile
 
 HERE: Final = Path(__file__).parent
@@ -54,10 +56,10 @@ def templates() -> Jinja2Templates:
 
 
 def _text(value: str, name: str) -> str:
-    # PostgreSQL's text cannot hold a NUL: refused before any query, on every database.
-    if "\x00" in value:
-        raise HTTPException(400, f"{name}: a NUL character is not allowed")
-    return value
+    try:
+        return without_nul(name, value)
+    except BadParameter as exc:
+        raise HTTPException(400, str(exc)) from exc
 
 
 def _site(request: Request) -> str | None:

@@ -43,10 +43,7 @@ class Param:
                 raise BadParameter(self.name, str(exc)) from exc
         if not raw:
             raise BadParameter(self.name, "empty")
-        if "\x00" in raw:
-            # PostgreSQL's text cannot hold it: refused here, on every database alike.
-            raise BadParameter(self.name, "a NUL character is not allowed")
-        return raw
+        return without_nul(self.name, raw)
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -116,3 +113,11 @@ def openapi(endpoints: tuple[Endpoint, ...], *, title: str, version: str) -> dic
         },
         "paths": paths,
     }
+
+
+def without_nul(name: str, raw: str) -> str:
+    """``raw``, or BadParameter: PostgreSQL's text cannot hold a NUL, so an address that
+    holds one is refused before any query, on every database alike."""
+    if "\x00" in raw:
+        raise BadParameter(name, "a NUL character is not allowed")
+    return raw

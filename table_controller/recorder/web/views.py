@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from table_controller.feed.common import BURN_ROLES
 from table_controller.recorder.web.data import Json, parse_time
 
-BURN_ROLES: Final = frozenset({"burn", "war_burn"})
 DEVICES: Final = ("shoe", "sensors", "console")
 
 
