@@ -124,22 +124,20 @@ def _values(d: Mapping[str, Any]) -> tuple[tuple[int, int], ...] | None:
     return tuple(pairs)
 
 
-def _service_code(d: Mapping[str, Any]) -> str:
-    code = _str(d, "code")
-    if code not in SERVICE_ALERT_CODES:
-        raise JournalDataError(
-            f"input field 'code': one of {', '.join(SERVICE_ALERT_CODES)}, got {code!r}"
-        )
-    return code
+def _one_of(d: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Any:
+    value = _str(d, key)
+    if value not in allowed:
+        raise JournalDataError(f"input field {key!r}: one of {', '.join(allowed)}, got {value!r}")
+    return value
 
 
 def _device(d: Mapping[str, Any]) -> Any:
-    name = _str(d, "device")
-    if name not in DEVICE_NAMES:
-        raise JournalDataError(
-            f"input field 'device': one of {', '.join(DEVICE_NAMES)}, got {name!r}"
-        )
-    return name
+    return _one_of(d, "device", DEVICE_NAMES)
+
+
+def _service_code(d: Mapping[str, Any]) -> str:
+    code: str = _one_of(d, "code", SERVICE_ALERT_CODES)
+    return code
 
 
 _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
