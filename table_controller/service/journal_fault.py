@@ -128,7 +128,7 @@ class JournalFaults:
 
     def _owe(self, owed: ServiceAlert) -> None:
         """Out at once from memory as a notice (its own id, no ``feed_seq``), and journaled
-        by the first commit that succeeds, ahead of its input."""
+        by the next input or retry, each in its own commit, ahead of that input."""
         body = {
             "alert": owed.alert,
             "code": owed.code,
