@@ -176,7 +176,7 @@ class TableRunner(JournalFaults):
         while self._owed:
             owed = self._commit(self._owed[0])
             if isinstance(owed, Refused):
-                self._refuse(inp, owed.detail)
+                self._refuse(inp, owed.detail, self._answer_again(inp))
                 return False
             self._owed.pop(0)
             self._act(owed)
@@ -218,6 +218,16 @@ class TableRunner(JournalFaults):
         self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
         self.inputs_handled += 1
         return Committed(inp, outputs, messages)
+
+    def _answer_again(self, inp: Input) -> list[Output]:
+        """What the engine says to a press it has answered already (that answer, from its
+        memory): told again even when the journal cannot take the press. The engine is
+        rebuilt from the journal after, as after any commit that failed."""
+        if not isinstance(inp, ConsolePress) or inp.k > self.engine.answered_up_to:
+            return []
+        outputs = self.engine.feed(inp)
+        self.engine = restore(self.cfg, self.journal).engine
+        return outputs
 
     def _act(self, done: Committed) -> None:
         """What a journaled input says to do: answers, lines and lights, and its messages."""

@@ -370,6 +370,32 @@ def test_a_press_answered_before_a_fault_gets_its_answer_again_during_it(
         runner.journal.close()
 
 
+def test_a_press_answered_before_a_fault_gets_its_answer_again_later_in_it(
+    small_disk: Path,
+) -> None:
+    """The same, when the fault began before the press came again: what the fault owes
+    (its alert) cannot be journaled either, and the press still hears its first answer."""
+    runner = runner_on(small_disk / "j.sqlite3")
+    try:
+        card = next(up_to_the_deal(runner))  # NO_MORE_BETS was pressed and answered
+        answered = runner.engine.answered_up_to
+        press = next(i for i in session(2) if isinstance(i, ConsolePress) and i.k == answered)
+        filler = fill(small_disk)
+        assert not runner.handle(card)  # the fault begins with the card
+        while not runner.console_out.empty():
+            runner.console_out.get_nowait()
+        assert not runner.handle(dataclasses.replace(press, at=card.at))
+        replies = []
+        while not runner.console_out.empty():
+            out = runner.console_out.get_nowait()
+            if isinstance(out, ConsoleReply):
+                replies.append(out)
+        assert replies == [ConsoleReply(press.k, None)]  # its ACK, as the first time
+        filler.unlink()
+    finally:
+        runner.journal.close()
+
+
 def test_a_status_built_once_the_table_is_stopping_says_offline(small_disk: Path) -> None:
     """A journal fault raised during a stop (a device closing, say) sends a status from
     memory: it must not put back the "online" the stop's final status replaced."""
