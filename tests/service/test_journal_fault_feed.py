@@ -345,6 +345,16 @@ def test_a_device_lost_or_back_during_a_fault_is_taken_when_it_ends(small_disk: 
         runner.journal.close()
 
 
+def _replies(runner: TableRunner) -> list[ConsoleReply]:
+    """The console answers the runner has queued, taken off its queue."""
+    replies = []
+    while not runner.console_out.empty():
+        out = runner.console_out.get_nowait()
+        if isinstance(out, ConsoleReply):
+            replies.append(out)
+    return replies
+
+
 def test_a_press_answered_before_a_fault_gets_its_answer_again_during_it(
     small_disk: Path,
 ) -> None:
@@ -359,12 +369,7 @@ def test_a_press_answered_before_a_fault_gets_its_answer_again_during_it(
             runner.console_out.get_nowait()
         filler = fill(small_disk)
         assert not runner.handle(dataclasses.replace(press, at=card.at))
-        replies = []
-        while not runner.console_out.empty():
-            out = runner.console_out.get_nowait()
-            if isinstance(out, ConsoleReply):
-                replies.append(out)
-        assert replies == [ConsoleReply(press.k, None)]  # its ACK, as the first time
+        assert _replies(runner) == [ConsoleReply(press.k, None)]  # its ACK, as the first time
         filler.unlink()
     finally:
         runner.journal.close()
@@ -385,12 +390,7 @@ def test_a_press_answered_before_a_fault_gets_its_answer_again_later_in_it(
         while not runner.console_out.empty():
             runner.console_out.get_nowait()
         assert not runner.handle(dataclasses.replace(press, at=card.at))
-        replies = []
-        while not runner.console_out.empty():
-            out = runner.console_out.get_nowait()
-            if isinstance(out, ConsoleReply):
-                replies.append(out)
-        assert replies == [ConsoleReply(press.k, None)]  # its ACK, as the first time
+        assert _replies(runner) == [ConsoleReply(press.k, None)]  # its ACK, as the first time
         filler.unlink()
     finally:
         runner.journal.close()
