@@ -124,20 +124,15 @@ def _values(d: Mapping[str, Any]) -> tuple[tuple[int, int], ...] | None:
     return tuple(pairs)
 
 
-def _one_of(d: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Any:
+def _one_of(d: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> str:
     value = _str(d, key)
     if value not in allowed:
         raise JournalDataError(f"input field {key!r}: one of {', '.join(allowed)}, got {value!r}")
     return value
 
 
-def _device(d: Mapping[str, Any]) -> Any:
+def _device(d: Mapping[str, Any]) -> Any:  # a DeviceName, checked
     return _one_of(d, "device", DEVICE_NAMES)
-
-
-def _service_code(d: Mapping[str, Any]) -> str:
-    code: str = _one_of(d, "code", SERVICE_ALERT_CODES)
-    return code
 
 
 _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
@@ -161,7 +156,11 @@ _DECODERS: Final[dict[str, Callable[[Mapping[str, Any], datetime], Input]]] = {
         at, _str(d, "topic"), _int(d, "reason_code"), _str(d, "message_id")
     ),
     "service_alert": lambda d, at: ServiceAlert(
-        at, _str(d, "alert"), _service_code(d), _str(d, "message"), _opt_str(d, "resolved_by")
+        at,
+        _str(d, "alert"),
+        _one_of(d, "code", SERVICE_ALERT_CODES),
+        _str(d, "message"),
+        _opt_str(d, "resolved_by"),
     ),
     "tick": lambda d, at: Tick(at),
 }

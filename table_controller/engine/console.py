@@ -58,8 +58,9 @@ def press_shuffled(t: Table, arg: str | None) -> Refusal | None:
     if t.round.latched:
         return Refusal.NOT_NOW
     if t.round.cards or t.round.discards:
-        # The round open holds cards of the old shoe (a new dealer's burn, a card set
-        # aside): recorded with that shoe, in a round of their own, not in the new one's.
+        # The round open holds cards of the old shoe (a new dealer's burn, §(h)(1); a card
+        # set aside after the cover card's round, §(h)(4)): recorded with that shoe, in a
+        # round of their own, not in the new one's (docs/rules.md §(h)(4)).
         void_round(t, VOIDED_BY_THE_SHUFFLE)
     number = t.shoe.number + 1
     shoe_id = f"S{number}-{t.at.astimezone(UTC):%Y%m%dT%H%M%SZ}"

@@ -143,7 +143,9 @@ class PublishRefused:
     message_id: str
 
 
-# docs/rules.md: the alerts the service raises itself; the engine records them.
+# The alerts the service raises itself (docs/feed.md's alert table: the journal cannot
+# commit, docs/rules.md JOURNAL_FAULT; a replay asked for what the table no longer holds):
+# the engine records them.
 SERVICE_ALERT_CODES: tuple[str, ...] = ("JOURNAL_FAULT", "REPLAY_UNAVAILABLE")
 
 

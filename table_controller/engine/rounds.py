@@ -96,7 +96,8 @@ def next_round(t: Table) -> None:
 
 
 VOIDED_BY_THE_DEALER = "voided by the dealer"
-# docs/rules.md rule 1: the cards of a round never dealt when its shoe was changed.
+# docs/rules.md §(h)(1), §(h)(4): a round never dealt whose cards (a new dealer's burn, a
+# card set aside) came from a shoe that SHUFFLED ended: recorded with that shoe.
 VOIDED_BY_THE_SHUFFLE = "the shoe was changed before this round was dealt"
 
 

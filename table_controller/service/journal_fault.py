@@ -104,7 +104,6 @@ class JournalFaults:
         self.fault_raised = asyncio.Event()
         self.shoe_resync = asyncio.Event()
         self._faults = 0
-        self._fault_at: datetime | None = None
         self._shoe_missed = False
         self._spots_missed: SpotsChanged | None = None
         self._redo: list[Input] = []
@@ -125,6 +124,17 @@ class JournalFaults:
         an input, after what is owed; sent from memory and owed when the journal cannot
         take it. True when journaled now."""
         return self.handle(ServiceAlert(self.clock(), alert, code, message))
+
+    def _pay_owed(self) -> Refused | None:
+        """Journal what is owed, each in its own commit, in the order raised, so that
+        ``feed_seq`` follows the outbox's order; the refusal that stopped it, if any."""
+        while self._owed:
+            done = self._commit(self._owed[0])
+            if isinstance(done, Refused):
+                return done
+            self._owed.pop(0)
+            self._act(done)
+        return None
 
     def _owe(self, owed: ServiceAlert) -> None:
         """Out at once from memory as a notice (its own id, no ``feed_seq``), and journaled
@@ -189,7 +199,6 @@ class JournalFaults:
     def _fault_raised(self, detail: str) -> None:
         self._faults += 1
         self.fault = detail
-        self._fault_at = self.clock()
         self.fault_raised.set()
         log.critical("JOURNAL_FAULT: %s", detail)
         self.console_out.put_nowait(ConsoleShow(JOURNAL_FAULT_SHOW))
@@ -205,13 +214,10 @@ class JournalFaults:
         """While a fault lasts: try to journal what is owed. True when the fault is over."""
         if self.fault is None:
             return True
-        while self._owed:
-            owed = self._commit(self._owed[0])
-            if isinstance(owed, Refused):
-                log.debug("journal still faulty: %s", owed.detail)
-                return False
-            self._owed.pop(0)
-            self._act(owed)
+        refused = self._pay_owed()
+        if refused is not None:
+            log.debug("journal still faulty: %s", refused.detail)
+            return False
         return self._fault_resolved()
 
     def _fault_resolved(self) -> bool:

@@ -171,15 +171,11 @@ class TableRunner(JournalFaults):
         """Feed one input; journal it with its messages; then act. False: not acted on."""
         if self._read_out_of_turn(inp):
             return False
-        # What a journal fault left owed goes first, each in its own commit, in the order
-        # raised, so that feed_seq follows the outbox's order.
-        while self._owed:
-            owed = self._commit(self._owed[0])
-            if isinstance(owed, Refused):
-                self._refuse(inp, owed.detail, self._answer_again(inp))
-                return False
-            self._owed.pop(0)
-            self._act(owed)
+        # What a journal fault left owed goes first.
+        refused = self._pay_owed()
+        if refused is not None:
+            self._refuse(inp, refused.detail, self._answer_again(inp))
+            return False
         done = self._commit(inp)
         if isinstance(done, Refused):
             self._refuse(inp, done.detail, done.outputs)

@@ -54,12 +54,7 @@ async def store_safely(db: Backend, batch: Sequence[FeedMessage], *, received: s
     new: list[FeedMessage] = []
     duplicates = 0
     for msg in batch:
-        try:
-            done = await store_batch(db, [msg], received=received)
-        except DatabaseUnavailable:
-            raise
-        except Exception as exc:
-            done = await _quarantine(db, msg, exc, received)
+        done = await store_safely(db, [msg], received=received)
         new += done.new
         duplicates += done.duplicates
     return Committed(new=new, duplicates=duplicates)
