@@ -54,7 +54,7 @@ from table_controller.recorder.intake import (
 )
 from table_controller.recorder.live import LiveHub, without_burn_ranks
 from table_controller.recorder.store.backend import Backend
-from table_controller.recorder.store.quarantine import store_safely
+from table_controller.recorder.store.quarantine import Storing
 from table_controller.recorder.times import now_text, parse_time
 
 log = logging.getLogger(__name__)
@@ -272,7 +272,8 @@ class Recorder:
         # Two steps, each retried on its own: once the batch is stored, a retry of the
         # book's step must not store it again (it would all be duplicates, and what was
         # new would never reach the live feed).
-        done = await _until_done(lambda: store_safely(self.db, batch, received=now_text()))
+        storing = Storing(batch)
+        done = await _until_done(lambda: storing.step(self.db, received=now_text()))
         await _until_done(lambda: self.book.absorb(self.db, batch))
         now = datetime.now(UTC)
         for msg in done.new:

@@ -10,13 +10,16 @@ still stops the recorder, with nothing acknowledged.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from bench.light_table import LightTable
-from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.intake import LATEST, Leaf
+from table_controller.recorder.store.backend import Backend, open_backend
 from table_controller.recorder.store.quarantine import QUARANTINED
 from table_controller.recorder.subscriber import Recorder
 from table_controller.rigs.broker import MosquittoBroker
@@ -49,15 +52,29 @@ def _tables(broker: MosquittoBroker) -> list[LightTable]:
     ]
 
 
-async def _deal_until_acked(recorder: Recorder, tables: list[LightTable]) -> None:
-    """Every round dealt and acknowledged; fails at once if the recorder stops instead."""
+@contextlib.asynccontextmanager
+async def _locked(db: Backend) -> AsyncIterator[None]:
+    """No message stored until the end of the block (reads go on)."""
+    async with db.transaction() as tx:
+        await tx.execute("LOCK TABLE messages IN EXCLUSIVE MODE")
+        yield
+
+
+async def _deal_until_acked(
+    recorder: Recorder,
+    tables: list[LightTable],
+    held: contextlib.AbstractAsyncContextManager[None] | None = None,
+) -> None:
+    """Every round dealt (within ``held``) and acknowledged; fails at once if the recorder
+    stops instead."""
     running: asyncio.Future[Any] = asyncio.create_task(recorder.run(), name="test-recorder")
     try:
         async with dealing(*tables):
-            for _ in range(ROUNDS):
-                for t in tables:
-                    t.deal_round()
-                await asyncio.gather(*(t.wait_sent(SETTLE_TIMEOUT_S) for t in tables))
+            async with held or contextlib.nullcontext():
+                for _ in range(ROUNDS):
+                    for t in tables:
+                        t.deal_round()
+                    await asyncio.gather(*(t.wait_sent(SETTLE_TIMEOUT_S) for t in tables))
             acked: asyncio.Future[Any] = asyncio.ensure_future(
                 asyncio.gather(*(t.wait_acked(SETTLE_TIMEOUT_S) for t in tables))
             )
@@ -125,3 +142,54 @@ async def test_a_database_that_takes_no_message_stops_the_recorder(
     assert "nothing is stored here" in str(raised.value.exceptions)
     assert table.acked == 0
     assert await pg_db.fetch("SELECT COUNT(*) FROM messages") == [(0,)]
+
+
+async def test_the_database_away_while_a_batch_is_stored_one_by_one_loses_no_live_change(
+    mosquitto: MosquittoBroker, pg_url: str, pg_db: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The messages of a refused batch that were stored before the database went away
+    still reach the live feed once it is back: a retry finds them stored already."""
+    await _refuse(pg_db, "rounds", f"NEW.round_id = {REFUSED_ROUND}", "no round 3 here")
+    # The connection is cut once, as the refused round record is kept quarantined: the
+    # messages before it in its batch are stored by then, one by one.
+    async with pg_db.transaction() as tx:
+        await tx.execute("CREATE SEQUENCE away_once")
+        await tx.execute(
+            "CREATE FUNCTION away_once() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN IF NEW.problem IS NOT NULL AND nextval('away_once') = 1 THEN"
+            " PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$"
+        )
+        await tx.execute(
+            "CREATE TRIGGER away_once BEFORE INSERT ON messages"
+            " FOR EACH ROW EXECUTE FUNCTION away_once()"
+        )
+    tables = _tables(mosquitto)
+    recorder = Recorder(recorder_config(mosquitto, pg_url).mqtt, pg_db)
+    changes = recorder.live.listen()
+    # Every round is dealt while the messages table is locked, so that the refused round
+    # record comes in one batch with the messages dealt before it.
+    locker = open_backend(pg_url)
+    try:
+        await _deal_until_acked(recorder, tables, held=_locked(locker))
+    finally:
+        await locker.close()
+    # The log says why the database was away, in the server's words.
+    assert any(
+        r.levelname == "WARNING"
+        and "terminating connection due to administrator command" in r.getMessage()
+        for r in caplog.records
+    ), [r.getMessage() for r in caplog.records]
+    # Cut once, then each table's round record quarantined.
+    assert await pg_db.fetch("SELECT last_value FROM away_once") == [(1 + len(tables),)]
+    names = [t.table for t in tables]
+    stored = await pg_db.fetch(
+        f"SELECT table_id, id FROM messages WHERE table_id IN ({', '.join('?' * len(names))})",
+        names,
+    )
+    live = []
+    while not changes.empty():
+        change = changes.get_nowait()
+        if Leaf(change["topic"]) not in LATEST:
+            live.append((change["table"], change["id"]))
+    assert len(live) == len(set(live))
+    assert sorted(live) == sorted(stored)

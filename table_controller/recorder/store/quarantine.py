@@ -36,28 +36,46 @@ QUARANTINED: Final = "not stored as sent: the database refused it"
 _WHY_MAX: Final = 300  # characters of the database's own message kept in ``problem``
 
 
-async def store_safely(db: Backend, batch: Sequence[FeedMessage], *, received: str) -> Committed:
-    """``store_batch``; a batch refused for a reason other than the database being away
-    is stored message by message, and a message refused on its own is quarantined."""
-    try:
-        return await store_batch(db, batch, received=received)
-    except DatabaseUnavailable:
-        raise
-    except Exception as exc:
-        if len(batch) == 1:
-            return await _quarantine(db, batch[0], exc, received)
-        log.error(
-            "the database refused a batch of %d messages (%s): storing them one by one",
-            len(batch),
-            _why(exc),
-        )
-    new: list[FeedMessage] = []
-    duplicates = 0
-    for msg in batch:
-        done = await store_safely(db, [msg], received=received)
-        new += done.new
-        duplicates += done.duplicates
-    return Committed(new=new, duplicates=duplicates)
+class Storing:
+    """A batch being stored, and what of it is stored so far.
+
+    ``step`` stores what is left (``store_batch``; one message at a time once the batch is
+    refused for a reason of its own, with a message refused on its own quarantined). If
+    the database goes away part way through that, the messages stored one by one stay
+    counted here: the caller's retry goes on with the rest, and they still reach the live
+    feed as new, not as duplicates of themselves."""
+
+    def __init__(self, batch: Sequence[FeedMessage]) -> None:
+        self._left = list(batch)
+        self._new: list[FeedMessage] = []
+        self._duplicates = 0
+
+    async def step(self, db: Backend, *, received: str) -> Committed:
+        """Store what is left; ``DatabaseUnavailable`` with the rest left for the next."""
+        if self._left:
+            try:
+                self._add(await store_batch(db, self._left, received=received))
+                self._left = []
+            except DatabaseUnavailable:
+                raise
+            except Exception as exc:
+                if len(self._left) == 1:
+                    self._add(await _quarantine(db, self._left[0], exc, received))
+                    self._left = []
+                else:
+                    log.error(
+                        "the database refused a batch of %d messages (%s): storing them one by one",
+                        len(self._left),
+                        _why(exc),
+                    )
+                    while self._left:
+                        self._add(await Storing(self._left[:1]).step(db, received=received))
+                        del self._left[0]
+        return Committed(new=list(self._new), duplicates=self._duplicates)
+
+    def _add(self, done: Committed) -> None:
+        self._new += done.new
+        self._duplicates += done.duplicates
 
 
 async def _quarantine(
