@@ -9,9 +9,9 @@ asyncpg's pool replaces a connection that the server closed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import asyncpg
@@ -97,7 +97,7 @@ class PostgresBackend:
             except (TimeoutError, *_AWAY):
                 pool.terminate()
 
-    @asynccontextmanager
+    @contextlib.asynccontextmanager
     async def transaction(self, *, exclusive: bool = False) -> AsyncIterator[_PgTx]:
         pool = await self._open_pool()
         try:
@@ -109,11 +109,14 @@ class PostgresBackend:
                         yield _PgTx(conn)
                 except _AWAY:
                     # A connection broken mid-command may be left unusable: drop it, so
-                    # that the pool opens a new one instead of handing it out again.
-                    conn.terminate()
+                    # that the pool opens a new one instead of handing it out again. One
+                    # the pool has taken back already cannot be dropped, and need not be:
+                    # what is raised is why the server was away, not that.
+                    with contextlib.suppress(asyncpg.InterfaceError):
+                        conn.terminate()
                     raise
         except _AWAY as exc:
-            raise DatabaseUnavailable(f"{_safe(self.url)}: {exc}") from exc
+            raise DatabaseUnavailable(f"{_safe(self.url)}: {_first(exc)}") from exc
         except _NOT_NOW as exc:
             raise DatabaseUnavailable(f"{_safe(self.url)}: not now: {exc}") from exc
 
@@ -125,6 +128,14 @@ class PostgresBackend:
         await self.open()
         assert self._pool is not None
         return self._pool
+
+
+def _first(exc: BaseException) -> BaseException:
+    """What broke the connection. Unwinding a transaction on it raises again, that the
+    connection is closed, over the server's own reason (a shutdown, say)."""
+    while isinstance(exc, asyncpg.InterfaceError) and isinstance(exc.__context__, _AWAY):
+        exc = exc.__context__
+    return exc
 
 
 def _safe(url: str) -> str:
