@@ -10,6 +10,8 @@ object carrying ``SNAPSHOT_VERSION``, and ``from_json`` reads one back
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TypeVar
@@ -159,9 +161,15 @@ class EngineSnapshot:
         return snap
 
 
+_GETTERS: dict[type, Callable[[object], tuple[object, ...]]] = {}
+
+
 def _same_fields(cls: type[_T], obj: object) -> _T:
     """A ``cls`` with the same-named fields of ``obj`` (a hand and its snapshot)."""
-    return cls(**{f.name: getattr(obj, f.name) for f in fields(cls)})  # type: ignore[arg-type]
+    getter = _GETTERS.get(cls)
+    if getter is None:  # once a class: its fields, in order, read in one call
+        getter = _GETTERS[cls] = operator.attrgetter(*(f.name for f in fields(cls)))  # type: ignore[arg-type]
+    return cls(*getter(obj))
 
 
 def take(t: Table) -> EngineSnapshot:

@@ -18,10 +18,14 @@ from table_controller.engine.domain import (
     SPOTS_PER_POSITION,
     CardSlot,
     Role,
+    Spots,
+    Wager,
     spot_bit,
 )
 from table_controller.engine.inputs import DEVICE_NAMES
 from table_controller.engine.snapshot import EngineSnapshot
+
+_LIVE_SPOTS: Final = (("initial", SPOT_INITIAL), ("tie", SPOT_TIE), ("war", SPOT_WAR))
 
 
 def card_json(slot: CardSlot) -> dict[str, Any]:
@@ -34,35 +38,44 @@ def card_json(slot: CardSlot) -> dict[str, Any]:
     }
 
 
-def _live(snap: EngineSnapshot, position: int, spot: int) -> dict[str, Any]:
-    bit = spot_bit(position, spot)
-    return {"present": bool((snap.spots.present >> bit) & 1), "amount": snap.spots.value(bit)}
+def _wagers(
+    spots: Spots, values: dict[int, int], position: int, war_tie: Wager | None
+) -> dict[str, Any]:
+    """A position's four spots as ``{"present", "amount"}`` (the amount in cents when the
+    board values its chips, as ``Spots.value`` gives it)."""
+    out: dict[str, Any] = {}
+    for name, spot in _LIVE_SPOTS:
+        bit = spot_bit(position, spot)
+        present = bool(spots.present >> bit & 1)
+        out[name] = {"present": present, "amount": values.get(bit) if present else None}
+    out["war_tie"] = {
+        "present": war_tie is not None,
+        "amount": None if war_tie is None else war_tie.amount,
+    }
+    return out
 
 
 def state_view(snap: EngineSnapshot) -> dict[str, Any]:
     """The ``table-state/1`` body: phase, round, shoe, live wagers and cards on the layout."""
     rnd = snap.round
-    positions: list[dict[str, Any]] = []
-    for p in range(1, snap.positions + 1):
-        hand = rnd.hand(p)
-        war_tie = hand.war_tie if hand is not None else None
-        positions.append(
-            {
-                "position": p,
-                "wagers": {
-                    "initial": _live(snap, p, SPOT_INITIAL),
-                    "tie": _live(snap, p, SPOT_TIE),
-                    "war": _live(snap, p, SPOT_WAR),
-                    "war_tie": {
-                        "present": war_tie is not None,
-                        "amount": None if war_tie is None else war_tie.amount,
-                    },
-                },
-                "cards": [
-                    card_json(c) for c in rnd.cards if c.position == p and c.role not in BURN_ROLES
-                ],
-            }
-        )
+    # One pass over the round's cards and hands, not one per position.
+    dealt: dict[int | None, list[dict[str, Any]]] = {}
+    burns = 0
+    for c in rnd.cards:
+        if c.role in BURN_ROLES:
+            burns += 1
+        else:
+            dealt.setdefault(c.position, []).append(card_json(c))
+    war_ties = {h.position: h.war_tie for h in rnd.hands}
+    values = dict(snap.spots.values) if snap.spots.values is not None else {}
+    positions = [
+        {
+            "position": p,
+            "wagers": _wagers(snap.spots, values, p, war_ties.get(p)),
+            "cards": dealt.get(p, []),
+        }
+        for p in range(1, snap.positions + 1)
+    ]
     shoe = snap.shoe
     return {
         "phase": snap.phase.value,
@@ -76,7 +89,7 @@ def state_view(snap: EngineSnapshot) -> dict[str, Any]:
             "burn_due": shoe.burns_due > 0,
         },
         "positions": positions,
-        "burns": sum(1 for c in rnd.cards if c.role in BURN_ROLES),
+        "burns": burns,
         "dealer_card": rnd.card_of(Role.DEALER),
         "dealer_war_card": rnd.card_of(Role.WAR_DEALER),
         "open_alerts": [

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import json
 
-from table_controller.engine import DeviceOnline, device_states, state_view, stats_view
+from table_controller.engine import (
+    DeviceOnline,
+    RoundEngine,
+    device_states,
+    spot_bit,
+    state_view,
+    stats_view,
+)
+from table_controller.engine.domain import BURN_ROLES
 from table_controller.engine.rules import NY
+from table_controller.engine.views import card_json
 
-from .helpers import INITIAL, WAR, Table, random_session
+from .helpers import INITIAL, TIE, WAR, Table, random_session
 
 
 def test_state_view_during_a_war() -> None:
@@ -88,3 +97,32 @@ def test_views_after_a_long_session_are_json() -> None:
     by_code = stats_view(t.state)["alerts_by_code"]
     raised = [e for e in t.alerts() if e.data["resolved_by"] is None]
     assert sum(by_code.values()) == len(raised)
+
+
+def test_the_state_view_says_what_the_snapshot_holds_after_every_input() -> None:
+    session = random_session(NY, 11, rounds=25, positions=7)
+    engine = RoundEngine(session.engine.setup)
+    checked_cards = 0
+    for inp in session.inputs:
+        engine.feed(inp)
+        snap = engine.snapshot()
+        view = state_view(snap)
+        rnd = snap.round
+        for pos in view["positions"]:
+            p = pos["position"]
+            for name, spot in (("initial", INITIAL), ("tie", TIE), ("war", WAR)):
+                bit = spot_bit(p, spot)
+                present = bool(snap.spots.present >> bit & 1)
+                assert pos["wagers"][name] == {"present": present, "amount": snap.spots.value(bit)}
+            hand = rnd.hand(p)
+            war_tie = None if hand is None else hand.war_tie
+            assert pos["wagers"]["war_tie"] == {
+                "present": war_tie is not None,
+                "amount": None if war_tie is None else war_tie.amount,
+            }
+            shown = [c for c in rnd.cards if c.position == p and c.role not in BURN_ROLES]
+            assert pos["cards"] == [card_json(c) for c in shown]
+            checked_cards += len(shown)
+        assert view["burns"] == sum(1 for c in rnd.cards if c.role in BURN_ROLES)
+        assert [pos["position"] for pos in view["positions"]] == list(range(1, 8))
+    assert checked_cards > 100
