@@ -248,7 +248,7 @@ def build_record(
         round_id=round_id,
         shoe_id=shoe_id,
         dealer=dealer,
-        rules=setup.rules.name,
+        rules=setup.rules.name.value,
         rules_overrides=setup.overrides,
         started=rnd.started if rnd.started is not None else ended,
         ended=ended,
