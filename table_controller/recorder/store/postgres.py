@@ -73,20 +73,26 @@ class PostgresBackend:
     def __init__(self, url: str) -> None:
         self.url = url
         self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
 
     async def open(self) -> None:
         if self._pool is not None:
             return
-        try:
-            self._pool = await asyncpg.create_pool(
-                self.url,
-                min_size=1,
-                max_size=POOL_MAX,
-                timeout=CONNECT_TIMEOUT_S,
-                command_timeout=COMMAND_TIMEOUT_S,
-            )
-        except (*_AWAY, *_NOT_NOW) as exc:
-            raise DatabaseUnavailable(f"{_safe(self.url)}: cannot connect: {exc}") from exc
+        # Callers that find it closed at once open one pool: a second would be lost, and
+        # its connections held on the server for good.
+        async with self._opening:
+            if self._pool is not None:
+                return
+            try:
+                self._pool = await asyncpg.create_pool(
+                    self.url,
+                    min_size=1,
+                    max_size=POOL_MAX,
+                    timeout=CONNECT_TIMEOUT_S,
+                    command_timeout=COMMAND_TIMEOUT_S,
+                )
+            except (*_AWAY, *_NOT_NOW) as exc:
+                raise DatabaseUnavailable(f"{_safe(self.url)}: cannot connect: {exc}") from exc
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None

@@ -46,10 +46,18 @@ class SqliteBackend:
         self._conn: aiosqlite.Connection | None = None
         # One connection: the writer, the gap check and the API take turns on it.
         self._lock = asyncio.Lock()
+        # Callers that find it closed at once open it once: a second connection would be
+        # lost, its thread running for good.
+        self._opening = asyncio.Lock()
 
     async def open(self) -> None:
         if self._conn is not None:
             return
+        async with self._opening:
+            if self._conn is None:
+                await self._connect()
+
+    async def _connect(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = await aiosqlite.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
