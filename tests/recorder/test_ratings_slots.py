@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from bench.seeder import T0, Seat, Seeder
+from table_controller.recorder.ratings import buckets
 from table_controller.recorder.report import report
-from table_controller.recorder.store.backend import Backend, open_backend
+from table_controller.recorder.store.backend import Backend, Row, Tx, open_backend
 
 SEATS = (
     Seat(1000, "win"),
@@ -64,3 +71,69 @@ async def test_the_slots_kept_give_what_reading_every_round_gives(db: Backend, d
     await seeder.status()
     await same_as_afresh()
     assert (await report(db, **windows[2]))["tables"][0]["rounds"] == 66
+
+
+class _Reading:
+    """A backend that counts the rounds read to be summed, and on which threads they
+    were parsed (it hands every call on to the real one)."""
+
+    def __init__(self, url: str) -> None:
+        self.inner = open_backend(url)
+        self.url = url
+        self.rounds_read = 0
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def transaction(self, *, exclusive: bool = False) -> AbstractAsyncContextManager[Tx]:
+        return self.inner.transaction(exclusive=exclusive)
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        rows = await self.inner.fetch(sql, params)
+        if sql == buckets._READ:
+            self.rounds_read += len(rows)
+        return rows
+
+
+async def _seeded(db: Backend, rounds: int) -> str:
+    seeder = Seeder(db, table="flight")
+    await seeder.status()
+    await seeder.dealer_changed("D-1")
+    for i in range(rounds):
+        await seeder.round(_seats(i))
+    return seeder.site
+
+
+async def test_floor_pages_that_ask_at_once_read_the_day_once(db: Backend, db_url: str) -> None:
+    site = await _seeded(db, 45)  # four slots
+    alone, together = _Reading(db_url), _Reading(db_url)
+    try:
+        expected = await report(alone, site=site)
+        assert alone.rounds_read == 45
+        found = await asyncio.gather(*(report(together, site=site) for _ in range(3)))
+    finally:
+        await alone.close()
+        await together.close()
+    assert found == [expected] * 3
+    assert together.rounds_read == alone.rounds_read  # once, not once a page
+
+
+async def test_the_rounds_are_parsed_off_the_event_loop(
+    db: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = await _seeded(db, 12)
+    threads: set[int] = set()
+    add = buckets.Summary.add
+
+    def seen(summary: buckets.Summary, record: dict[str, Any], decks: int | None) -> None:
+        threads.add(threading.get_ident())
+        add(summary, record, decks)
+
+    monkeypatch.setattr(buckets.Summary, "add", seen)
+    found = await report(db, site=site)
+    assert found["tables"][0]["rounds"] == 12
+    assert threads  # some were parsed, and none on the loop's thread
+    assert threading.get_ident() not in threads

@@ -15,10 +15,18 @@ late one a replay brought) are read again.
 A slot is cut to the window: its sum is kept under where it starts in the
 window. Two windows that start a slot alike and end it differently hold
 nested sets of its rounds, so the same count means the same rounds.
+
+The first window of a day reads every round of it (a second or more at fifty
+tables). The records are parsed and priced on a worker thread, so the event loop
+goes on storing what the tables send and answering the pages meanwhile; and one
+database's windows are summed one at a time, so that the floor pages that ask at
+once (a recorder started in the middle of a shift) wait for the one reading and
+then find its slots kept, instead of each reading the whole day again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -79,10 +87,12 @@ class Summary:
 
 
 class _Kept:
-    """The slots summed, the least recently asked for dropped first."""
+    """The slots summed, the least recently asked for dropped first; ``lock`` is held
+    while one window of the database is summed."""
 
     def __init__(self) -> None:
         self._items: OrderedDict[_Key, Summary] = OrderedDict()
+        self.lock = asyncio.Lock()
 
     def get(self, key: _Key) -> Summary | None:
         found = self._items.get(key)
@@ -98,6 +108,20 @@ class _Kept:
 
 
 _BY_DATABASE: WeakKeyDictionary[Backend, _Kept] = WeakKeyDictionary()
+
+
+def _summed(
+    rows: list[tuple[Any, ...]], slots: list[str], decks: int | None
+) -> tuple[dict[str, Summary], dict[str, int]]:
+    """``rows`` (``ended``, ``record``) summed by slot, and how many each slot held: on a
+    worker thread, off the event loop."""
+    read: dict[str, Summary] = {slot: Summary() for slot in slots}
+    counted: dict[str, int] = dict.fromkeys(read, 0)
+    for ended, record in rows:
+        slot = ended[:SLOT_CHARS]
+        read.setdefault(slot, Summary()).add(json.loads(record), decks)
+        counted[slot] = counted.get(slot, 0) + 1
+    return read, counted
 
 
 def _slot_start(slot: str) -> str:
@@ -119,6 +143,17 @@ async def summaries(
     kept = _BY_DATABASE.get(db)
     if kept is None:
         kept = _BY_DATABASE[db] = _Kept()
+    async with kept.lock:
+        return await _summaries(db, kept, site, start, end)
+
+
+async def _summaries(
+    db: Backend,
+    kept: _Kept,
+    site: str | None,
+    start: datetime | None,
+    end: datetime | None,
+) -> dict[tuple[str, str], Summary]:
     where, params = window("ended", site, start, end)
     counts = await db.fetch(_COUNTS + where + _GROUP, params)
     decks = await table_decks(db)
@@ -142,12 +177,10 @@ async def summaries(
             hi = _slot_end(run[-1][0])
             if hi_bound is not None:
                 hi = min(hi, hi_bound)
-            read: dict[str, Summary] = {slot: Summary() for slot, _ in run}
-            counted: dict[str, int] = dict.fromkeys(read, 0)
-            for ended, record in await db.fetch(_READ, (s, t, run[0][1], hi)):
-                slot = ended[:SLOT_CHARS]
-                read.setdefault(slot, Summary()).add(json.loads(record), decks.get((s, t)))
-                counted[slot] = counted.get(slot, 0) + 1
+            rows = await db.fetch(_READ, (s, t, run[0][1], hi))
+            read, counted = await asyncio.to_thread(
+                _summed, rows, [slot for slot, _ in run], decks.get((s, t))
+            )
             starts = dict(run)
             for slot, summary in read.items():
                 lo = starts.get(slot, _slot_start(slot))
