@@ -38,16 +38,13 @@ def card_json(slot: CardSlot) -> dict[str, Any]:
     }
 
 
-def _wagers(
-    spots: Spots, values: dict[int, int], position: int, war_tie: Wager | None
-) -> dict[str, Any]:
+def _wagers(spots: Spots, position: int, war_tie: Wager | None) -> dict[str, Any]:
     """A position's four spots as ``{"present", "amount"}`` (the amount in cents when the
-    board values its chips, as ``Spots.value`` gives it)."""
+    board values its chips)."""
     out: dict[str, Any] = {}
     for name, spot in _LIVE_SPOTS:
         bit = spot_bit(position, spot)
-        present = bool(spots.present >> bit & 1)
-        out[name] = {"present": present, "amount": values.get(bit) if present else None}
+        out[name] = {"present": bool(spots.present >> bit & 1), "amount": spots.value(bit)}
     out["war_tie"] = {
         "present": war_tie is not None,
         "amount": None if war_tie is None else war_tie.amount,
@@ -67,11 +64,10 @@ def state_view(snap: EngineSnapshot) -> dict[str, Any]:
         else:
             dealt.setdefault(c.position, []).append(card_json(c))
     war_ties = {h.position: h.war_tie for h in rnd.hands}
-    values = dict(snap.spots.values) if snap.spots.values is not None else {}
     positions = [
         {
             "position": p,
-            "wagers": _wagers(snap.spots, values, p, war_ties.get(p)),
+            "wagers": _wagers(snap.spots, p, war_ties.get(p)),
             "cards": dealt.get(p, []),
         }
         for p in range(1, snap.positions + 1)
