@@ -8,7 +8,7 @@ ECMAScript number form), so a table and a recorder written apart agree on every
 byte. :func:`canonical` gives it: the standard library's C encoder for plain JSON
 values with ASCII keys, integers within ±2⁵³ and fractions such as -0.5 (every
 record the table writes), where its bytes are the scheme's; the ``rfc8785``
-library, the reference, for anything else (a tenth as fast).
+library, the reference, for anything else (about 2.5 times as slow on a round record).
 ``tests/service/test_canonical_json.py`` holds the two to the same bytes.
 
 The table seals a record with :func:`seal` in the same journal transaction

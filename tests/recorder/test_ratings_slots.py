@@ -74,8 +74,8 @@ async def test_the_slots_kept_give_what_reading_every_round_gives(db: Backend, d
 
 
 class _Reading:
-    """A backend that counts the rounds read to be summed, and on which threads they
-    were parsed (it hands every call on to the real one)."""
+    """A backend that counts the rounds read to be summed (it hands every call on to the
+    real one)."""
 
     def __init__(self, url: str) -> None:
         self.inner = open_backend(url)
