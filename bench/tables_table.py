@@ -54,9 +54,8 @@ class CountingJournal(Journal):
         messages: Sequence[OutboxMessage],
         *,
         now: datetime | None = None,
-        checkpoint: tuple[int, str] | None = None,
     ) -> int:
-        n = super().record(input_json, messages, now=now, checkpoint=checkpoint)
+        n = super().record(input_json, messages, now=now)
         self._note(messages)
         return n
 

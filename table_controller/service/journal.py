@@ -6,7 +6,7 @@ messages it produced are enqueued in the *same* transaction, the input's one
 fsync, before the service acts on the input or publishes anything. Nothing is
 lost when the broker is away or the controller dies (docs/feed.md): messages wait
 in the outbox and go out, in order, when the broker is back. Checkpoints of
-the engine's state go in the same transaction as the input they follow, so a
+the engine's state after an input follow it in a commit of their own, so a
 restart replays only the inputs after the latest one.
 
 Outbox rules
@@ -176,12 +176,10 @@ class Journal(OutboxQueries):
         messages: Sequence[OutboxMessage],
         *,
         now: datetime | None = None,
-        checkpoint: tuple[int, str] | None = None,
     ) -> int:
-        """Append one input, enqueue its messages, and (optionally) a checkpoint: one commit.
+        """Append one input and enqueue its messages: one commit.
 
-        ``checkpoint`` is ``(version, body)``: the engine's state *after* this
-        input. Returns the input's journal number (1, 2, …). Nothing is written
+        Returns the input's journal number (1, 2, …). Nothing is written
         when the input is not JSON, a message id is already in the outbox
         (:class:`DuplicateMessageId`) or the commit fails (:class:`JournalFault`).
         """
@@ -194,8 +192,6 @@ class Journal(OutboxQueries):
             n = db.execute(SQL.INSERT_INPUT, (at, body)).lastrowid
             assert n is not None
             self._insert(db, messages, at, n)
-            if checkpoint is not None:
-                db.execute(SQL.INSERT_CHECKPOINT, (n, at, checkpoint[0], checkpoint[1]))
             return n
 
         return self._transaction(work)
@@ -219,6 +215,19 @@ class Journal(OutboxQueries):
             db.executemany(SQL.SET_META, list(meta.items()))
 
         self._transaction(work)
+
+    def record_checkpoint(
+        self, input_n: int, checkpoint: tuple[int, str], *, now: datetime | None = None
+    ) -> None:
+        """The engine's state after input ``input_n``, in a commit of its own without an
+        fsync: losing it in a power cut only lengthens the next start's replay (the
+        input itself is on the disk), and the next synced commit carries it there."""
+        at = ts(now)
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(SQL.INSERT_CHECKPOINT, (input_n, at, checkpoint[0], checkpoint[1]))
+
+        self._transaction(work, synced=False)
 
     def inputs(self, *, after: int = 0) -> Iterator[dict[str, Any]]:
         """Every journaled input in order (optionally only those after number ``after``)."""

@@ -74,6 +74,8 @@ class Committed:
     inp: Input
     outputs: list[Output]
     messages: list[OutboxMessage]
+    checkpoint_after: int | None = None
+    """The input's journal number when a checkpoint of the state after it is due."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,12 @@ Every input goes through :meth:`TableRunner.handle`, which
 1. feeds the engine the input (``RoundEngine.feed``); should the commit fail, the
    engine is rebuilt from the journal,
 2. turns its outputs into outbox messages (events, alerts, round records),
-3. commits the input, those messages and (when due) a checkpoint of the new
-   state in ONE transaction, the input's one fsync,
+3. commits the input and those messages in ONE transaction, the input's one
+   fsync,
 4. and only then acts: console answers, display lines and layout lights go to
    the device tasks' queues, and the messages to the publisher, which puts them
-   on the wire at once when it is caught up (``Publisher.publish_now``).
+   on the wire at once when it is caught up (``Publisher.publish_now``); a due
+   checkpoint of the new state is written after that, in a commit of its own.
 
 So the engine never runs ahead of the disk. When the commit fails (disk full,
 I/O error: docs/rules.md ``JOURNAL_FAULT``) the input is not acted on: presses get
@@ -196,24 +197,22 @@ class TableRunner(JournalFaults):
                 messages.extend(self.messages.event(out))
             elif isinstance(out, RoundRecorded):
                 messages.append(self.messages.round_record(out, ts=inp.at))
-        checkpoint = None
-        if self._since_checkpoint + 1 >= self.checkpoint_every or _shoe_ended(
+        due = self._since_checkpoint + 1 >= self.checkpoint_every or _shoe_ended(
             phase_before, self.engine.phase, outputs
-        ):
-            checkpoint = (CHECKPOINT_VERSION, dump_state(self.engine))
+        )
         # Journal first: nothing is acted on or published before it is durable.
         try:
             # Stamped with the input's own time: the table's clock, which prune compares.
-            self.journal.record(input_to_json(inp), messages, now=inp.at, checkpoint=checkpoint)
+            n = self.journal.record(input_to_json(inp), messages, now=inp.at)
         except JournalFault as exc:
             self.messages.feed_seq, self.messages.prev_hash = feed_before, chain_before
             # The engine never runs ahead of the disk: it took the input, the journal did
             # not, so it is rebuilt as the journal has it (a rare, slow path).
             self.engine = restore(self.cfg, self.journal).engine
             return Refused(str(exc), outputs)
-        self._since_checkpoint = 0 if checkpoint is not None else self._since_checkpoint + 1
+        self._since_checkpoint += 1
         self.inputs_handled += 1
-        return Committed(inp, outputs, messages)
+        return Committed(inp, outputs, messages, n if due else None)
 
     def _answer_again(self, inp: Input) -> list[Output]:
         """What the engine says to a press it has answered already (that answer, from its
@@ -246,8 +245,26 @@ class TableRunner(JournalFaults):
         # no task switch and not for the state to be rebuilt (the views come after).
         if messages:
             self.publish_journaled(messages)
+        if done.checkpoint_after is not None:
+            self._checkpoint(done.checkpoint_after, inp)
         self._views_at = inp.at
         self.views_due.set()
+
+    def _checkpoint(self, input_n: int, inp: Input) -> None:
+        """The state after input ``input_n`` (the engine's now), once its messages are
+        out: a shoe's end waits for no serialising of the table (about 0.3 ms). Not
+        written, it is tried again after the next input (the input is on the disk)."""
+        try:
+            self.journal.record_checkpoint(
+                input_n, (CHECKPOINT_VERSION, dump_state(self.engine)), now=inp.at
+            )
+        except JournalFault as exc:
+            log.warning(
+                "no checkpoint after input %d, tried again after the next: %s", input_n, exc
+            )
+            self._since_checkpoint = self.checkpoint_every
+            return
+        self._since_checkpoint = 0
 
     # -- views ----------------------------------------------------------------
     def flush_views(self) -> None:

@@ -170,9 +170,8 @@ def test_a_disk_that_fills_again_at_once_leaves_no_gap_in_feed_seq(small_disk: P
             messages: Sequence[OutboxMessage],
             *,
             now: datetime | None = None,
-            checkpoint: tuple[int, str] | None = None,
         ) -> int:
-            number = record(input_json, messages, now=now, checkpoint=checkpoint)
+            number = record(input_json, messages, now=now)
             # The input's commit went through; the disk is full again before the next one.
             if input_json["type"] == "spots_changed" and not fillers:
                 fillers.append(fill(small_disk))
