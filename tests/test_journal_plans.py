@@ -14,8 +14,9 @@ from table_controller.service.outbox import statements
 
 # A plan step that reads a whole table: "SCAN outbox" without an index.
 _TABLE_SCAN = re.compile(r"^SCAN (\w+)$")
-# Tables whose size does not grow with the journal: a few keys, one row per recorder.
-_SMALL = {"meta", "acks"}
+# Tables whose size does not grow with the journal: a few keys, one row per recorder, one
+# counter per table.
+_SMALL = {"meta", "acks", "sqlite_sequence"}
 
 
 def _args(sql: str) -> tuple[object, ...]:

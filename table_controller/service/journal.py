@@ -255,8 +255,9 @@ class Journal(OutboxQueries):
                 yield last, body
 
     def last_input_number(self) -> int:
-        """The journal number of the last input, 0 when there is none."""
-        return int(self._db.execute(SQL.LAST_INPUT).fetchone()[0] or 0)
+        """The journal number of the last input ever taken (pruned or not), 0 before any."""
+        row = self._db.execute(SQL.LAST_INPUT).fetchone()
+        return 0 if row is None else int(row[0])
 
     def first_input_number(self) -> int | None:
         """The oldest input still held (None: none is)."""

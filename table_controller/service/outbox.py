@@ -78,7 +78,8 @@ class SQL:
     INSERT_INPUT: Final = "INSERT INTO inputs (recorded_at, body) VALUES (?, ?)"
     INPUTS_AFTER: Final = "SELECT n, body FROM inputs WHERE n > ? ORDER BY n LIMIT ?"
     INPUTS_BETWEEN: Final = "SELECT n, body FROM inputs WHERE n > ? AND n <= ? ORDER BY n LIMIT ?"
-    LAST_INPUT: Final = "SELECT MAX(n) FROM inputs"
+    # The last number given, kept by SQLite past a prune that removed every input.
+    LAST_INPUT: Final = "SELECT seq FROM sqlite_sequence WHERE name = 'inputs'"
     FIRST_INPUT: Final = "SELECT MIN(n) FROM inputs"
     INPUT_BEFORE_TIME: Final = (
         "SELECT n FROM inputs WHERE recorded_at < ? ORDER BY recorded_at DESC LIMIT 1"

@@ -83,3 +83,33 @@ def test_pruning_bounds_the_file_and_keeps_history_and_restarts(tmp_path: Path) 
         assert again.messages.feed_seq == top
     finally:
         again.journal.close()
+
+
+def test_settings_changed_after_every_input_was_pruned_hold_across_restarts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "j.sqlite3"
+    runner = TableRunner(config(path), Journal(path), checkpoint_every=1)
+    inputs = session(1)[:3]
+    for inp in inputs:
+        assert runner.handle(inp)
+    _sent_all(runner.journal)
+    later = inputs[-1].at + timedelta(days=31)
+    assert runner.journal.prune(keep_days=30, mode="age", now=later).inputs == len(inputs)
+    # The numbering goes on past what was pruned.
+    assert runner.journal.last_input_number() == len(inputs)
+    runner.journal.close()
+    # New settings between shoes, then a restart on the same config: the change holds, and
+    # is neither undone nor made twice.
+    for _ in range(2):
+        again = TableRunner(config(path, decks=8), Journal(path))
+        try:
+            assert again.engine.setup.decks == 8
+            changes = [
+                m
+                for m in again.journal.last_messages("events", 50)
+                if b"settings_changed" in m.payload
+            ]
+            assert len(changes) == 1
+        finally:
+            again.journal.close()
