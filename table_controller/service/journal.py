@@ -336,6 +336,10 @@ class Journal(OutboxQueries):
 
         self._transaction(work, synced=False)
 
+    def retry_delay(self, refusals: int) -> float:
+        """Seconds a message refused ``refusals`` times waits before it goes again."""
+        return min(self._retry_max_s, self._retry_base_s * 2.0 ** min(refusals - 1, 32))
+
     def mark_refused(self, id: str, reason_code: int, *, now: datetime | None = None) -> bool:
         """The broker refused this message: it stays, and is held back before a retry.
 
@@ -350,8 +354,7 @@ class Journal(OutboxQueries):
             if row is None:
                 return False
             count = int(row["refused_count"]) + 1
-            delay = min(self._retry_max_s, self._retry_base_s * 2 ** min(count - 1, 32))
-            db.execute(SQL.MARK_REFUSED, (reason_code, count, at + delay, id))
+            db.execute(SQL.MARK_REFUSED, (reason_code, count, at + self.retry_delay(count), id))
             return count == 1
 
         return self._transaction(work)

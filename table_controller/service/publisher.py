@@ -64,18 +64,14 @@ from table_controller.service.mqtt_client import (
     reason_name,
     session_properties,
 )
-from table_controller.service.publisher_drain import (
-    MAX_IN_FLIGHT,
-    POISON_LOSSES,
-    REFUSAL_MIN,
-    Drain,
-)
+from table_controller.service.publisher_drain import MAX_IN_FLIGHT, Drain
 from table_controller.service.publisher_links import (
     IDENTITY_CONFLICT_RETRY_S,
     PEER_CLOSES_FOR_CONFLICT,
     RETRY_INITIAL_S,
     RETRY_MAX_S,
 )
+from table_controller.service.publisher_refusals import POISON_LOSSES, REFUSAL_MIN
 
 # The broker address, TLS and password code lives in feed/broker.py (one implementation
 # for the table, the pit display, the recorder and the rigs); these names stay importable here.
@@ -206,6 +202,7 @@ class Publisher(Drain):
         self._views: dict[str, OutboxMessage] = {}
         self._from_memory: set[str] = set()
         self._unmarked: set[str] = set()
+        self._held: dict[str, tuple[int, float]] = {}
         self._refused_topics: set[str] = set()
         self._reconnect_now = asyncio.Event()
 

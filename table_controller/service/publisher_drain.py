@@ -8,7 +8,7 @@
   flight at once; PUBACKs come back in order, and each batch is marked sent
   in one journal transaction.
 * A PUBACK reason code of 0x80 or above is a refusal: the message stays in
-  the outbox (held back for a while, see ``journal.py``) and ``on_refused``
+  the outbox (held back for a while: ``publisher_refusals.py``) and ``on_refused``
   fires once per message id.
 * A broker that refuses a message by dropping the connection (a packet above
   its size limit, say) cannot block the outbox: a DISCONNECT naming such a
@@ -28,23 +28,26 @@ import os
 import signal
 from collections import deque
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Final
 
 import aiomqtt
 from paho.mqtt.properties import Properties
 
 from table_controller.service.errors import JournalFault
-from table_controller.service.journal import Journal
 from table_controller.service.mqtt_client import (
     LOST,
     AckingClient,
     AckTimeout,
     ConnectionLost,
-    reason_name,
 )
 from table_controller.service.outbox import OutboxMessage
-from table_controller.service.publisher_links import ReconnectPolicy
+from table_controller.service.publisher_refusals import (
+    IMPLEMENTATION_ERROR,
+    MESSAGE_REFUSALS,
+    POISON_LOSSES,
+    REFUSAL_MIN,
+    Refusals,
+)
 
 log = logging.getLogger("table_controller.service.publisher")
 
@@ -53,14 +56,6 @@ log = logging.getLogger("table_controller.service.publisher")
 # from the broker's CONNACK wins.
 MAX_IN_FLIGHT: Final = 20
 BATCH: Final = 100
-REFUSAL_MIN: Final = 0x80  # MQTT 5: a reason code of 0x80 or above is a failure
-IMPLEMENTATION_ERROR: Final = 0x83  # used for a message paho-mqtt refuses to encode
-# DISCONNECT reason codes that refuse the PUBLISH the broker was reading: the
-# message at the head of the in-flight window is the one it refused.
-MESSAGE_REFUSALS: Final = frozenset({0x87, 0x90, 0x95, 0x97, 0x99, 0x9A, 0x9B})
-# A message alone in flight when the connection dropped this many times in a
-# row is taken as refused, so that it cannot block the outbox forever.
-POISON_LOSSES: Final = 3
 
 # Fault injection for the crash tests (tests/security): with this set to a topic leaf
 # (``rounds``), the process kills itself (SIGKILL) right after the broker acknowledged
@@ -77,21 +72,16 @@ def _fault_point(batch: list[OutboxMessage], acked: list[str]) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-class Drain(ReconnectPolicy):
+class Drain(Refusals):
     """Publishes what the journal holds over one connection, for as long as it lasts."""
 
     identity_conflict: bool
     connected: bool
     _client: AckingClient | None
-    _journal: Journal
     _subscriptions: tuple[str, ...]
     _on_message: Callable[[str, bytes], None] | None
-    _on_refused: Callable[[OutboxMessage, int], None]
     _unjournaled: dict[str, OutboxMessage]
     _views: dict[str, OutboxMessage]
-    _from_memory: set[str]
-    _unmarked: set[str]  # acknowledged, but the journal could not mark them sent
-    _refused_topics: set[str]
     _publish_props: Properties | None
     _ack_timeout_s: float
     _closing: bool
@@ -186,8 +176,10 @@ class Drain(ReconnectPolicy):
                 unjournaled = list(self._unjournaled.values())
                 self._unjournaled.clear()
                 views: list[OutboxMessage] = []
-                pending = self._journal.pending(BATCH)
-                batch = unjournaled + [m for m in pending if m.id not in self._unmarked]
+                # Past those the journal holds that are not to go now.
+                hidden = self._not_now()
+                pending = self._journal.pending(BATCH + len(hidden))
+                batch = unjournaled + [m for m in pending if m.id not in hidden]
                 if len(batch) < BATCH:
                     # The views last: a state shows what the events before it say.
                     views = list(self._views.values())
@@ -246,13 +238,6 @@ class Drain(ReconnectPolicy):
         finally:
             lost.remove_done_callback(on_lost)
             self._wake_fut = None
-
-    def _retry_timeout(self) -> float | None:
-        at = self._journal.next_retry_at()
-        if at is None:
-            return None
-        # A little past the retry time, so that the message is due when we look.
-        return max(0.0, (at - datetime.now(UTC)).total_seconds()) + 0.01
 
     async def _send(
         self,
@@ -341,6 +326,7 @@ class Drain(ReconnectPolicy):
             self._refused(msg, code)
         else:
             acked.append(msg.id)
+            self._held.pop(msg.id, None)
 
     async def _ack(self, client: AckingClient, fut: asyncio.Future[int]) -> int:
         lost = client.lost
@@ -363,35 +349,3 @@ class Drain(ReconnectPolicy):
             log.debug("sent marks not journaled: %s", exc)
             return
         self._unmarked.clear()
-
-    def _refused(self, msg: OutboxMessage, code: int) -> None:
-        if msg.id in self._from_memory:
-            # Not in the journal (a view, or sent while it could not commit): reported
-            # once per topic. A view goes again as the next one of its topic, which the
-            # table builds at its next change and at every connect; a fault's alert is
-            # journaled, and so sent again, once commits succeed.
-            first = msg.topic not in self._refused_topics
-            self._refused_topics.add(msg.topic)
-            where = (
-                "it goes again with the next one on its topic"
-                if msg.retain
-                else "it goes again from the journal once it commits"
-            )
-        else:
-            where = "it stays in the outbox"
-            try:
-                first = self._journal.mark_refused(msg.id, code)
-            except JournalFault as exc:
-                log.debug("refusal not journaled: %s", exc)
-                first = False
-        if first:
-            log.warning(
-                "the broker refused message %s on %s: %s; %s",
-                msg.id,
-                msg.topic,
-                reason_name(code),
-                where,
-            )
-            self._call(self._on_refused, msg, code)
-        else:
-            log.debug("message %s refused again: %s", msg.id, reason_name(code))
