@@ -280,6 +280,8 @@ class Recorder:
             if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
                 self.commit_lag_ms.append((now - parse_time(msg.ts)).total_seconds() * 1000)
         for msg in [*done.new, *(m for m in batch if m.leaf in LATEST)]:
+            if msg.misplaced:
+                continue  # shown as no table's: see store_batch
             self.live.publish(
                 {"site": msg.site, "table": msg.table, "topic": msg.leaf.value, "id": msg.id}
                 | {"ts": msg.ts, "feed_seq": msg.feed_seq}

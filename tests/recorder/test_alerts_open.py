@@ -38,12 +38,13 @@ def _notice(table: str, code: str) -> dict[str, Any]:
     return body | {"spot": None, "resolved_by": None}
 
 
-async def _store(db: Backend, *bodies: dict[str, Any]) -> None:
+async def _store(db: Backend, *bodies: dict[str, Any], on: str | None = None) -> None:
+    """Stored as received on each one's own table's topic (or table ``on``'s)."""
     for body in bodies:
         leaf = {"table-status/1": "status", "table-alert/1": "alerts"}[body["schema"]]
-        topic = f"casino/{SITE}/table/{body['table']}/{leaf}"
+        topic = f"casino/{SITE}/table/{on or body['table']}/{leaf}"
         msg = parse_message(topic, json.dumps(body).encode())
-        assert msg.problem is None, msg.problem
+        assert (msg.problem is None) == (on is None), msg.problem
         await store_batch(db, [msg], received=AFTER)
 
 
@@ -76,3 +77,20 @@ async def test_a_journal_fault_without_its_resolution_closes_with_the_tables_sta
     (listed,) = [a for a in await queries.alerts(db) if a["alert"] == fault["alert"]]
     assert listed["raised"] is not None
     assert listed["resolved"] is None
+
+
+async def test_a_status_on_another_tables_topic_neither_closes_a_fault_nor_is_its_status(
+    db: Backend,
+) -> None:
+    table, other = (f"t-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    await _store(db, _notice(table, "JOURNAL_FAULT"), _status(table, RAISED, "fault"))
+    # Another table's account, on its own topic, names this table and says all is well.
+    await _store(db, _status(table, AFTER, "ok"), on=other)
+    assert await _open(db, table) == ["JOURNAL_FAULT"]
+    rows = {t["table"]: t for t in await queries.tables(db)}
+    assert rows[table]["open_critical_alerts"] == 1
+    assert other not in rows
+    (status,) = await db.fetch(
+        "SELECT payload FROM latest WHERE table_id = ? AND topic = 'status'", [table]
+    )
+    assert json.loads(status[0])["journal"]["state"] == "fault"

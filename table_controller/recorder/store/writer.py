@@ -134,11 +134,14 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
         await check_arrivals(tx, rounds, found=received)
         await tx.executemany(_INSERT_ALERT, [_alert_row(m) for m in by_id if _is_alert(m)])
         # Stable: of two messages of one table and topic, the later in the batch still wins.
-        latest = sorted((m for m in batch if m.leaf in LATEST), key=_latest_key)
+        # A misplaced one (on one table's topic, naming another) is no table's latest: a
+        # table's account could otherwise speak for another table.
+        placed = [m for m in batch if not m.misplaced]
+        latest = sorted((m for m in placed if m.leaf in LATEST), key=_latest_key)
         await tx.executemany(
             _UPSERT_LATEST, [(m.site, m.table, m.leaf.value, m.id, m.ts, m.payload) for m in latest]
         )
-        tables = sorted({(m.site, m.table) for m in batch})
+        tables = sorted({(m.site, m.table) for m in placed})
         await tx.executemany(_UPSERT_TABLE, [(s, t, received, received) for s, t in tables])
     return Committed(new=new, duplicates=len(sequenced) - len(new))
 
