@@ -36,6 +36,11 @@ log = logging.getLogger(__name__)
 
 # A hole older than this is looked up in the database again before it is asked for.
 RELOAD_AFTER_S: Final = 0.5
+# A gap of an epoch its table no longer announces is given up as permanent only once
+# another epoch has been the table's this long: a second controller configured as the
+# same table announces its own for a moment before it yields (docs/feed.md), and the
+# table's journal still holds the gap.
+SUPERSEDED_AFTER_S: Final = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,7 @@ class FeedBook:
         self._acked: dict[tuple[str, str], tuple[str, int]] = {}
         self._dirty: set[Key] = set()
         self._reloaded: dict[Key, float] = {}
+        self._superseded: dict[Key, float] = {}  # since when another epoch is current
         self._rng = rng
 
     async def track(self, db: Backend, key: Key) -> SeqTrack:
@@ -182,8 +188,16 @@ class FeedBook:
                 self._reloaded[key] = now
                 await load_track(db, key, track)
             site, table, epoch = key
-            for first, last in track.due(now, self._rng):
-                if self.current.get((site, table), epoch) != epoch:
+            due = track.due(now, self._rng)
+            if self.current.get((site, table), epoch) == epoch:
+                self._superseded.pop(key, None)
+                gone = False
+            else:
+                gone = now - self._superseded.setdefault(key, now) >= SUPERSEDED_AFTER_S
+                if not gone:
+                    continue  # not asked for: the table ignores a replay for another epoch
+            for first, last in due:
+                if gone:
                     # The table has a new journal: it answers no replay for this epoch and
                     # holds nothing of it (docs/recorder.md), so the gap is a known one.
                     await self._permanent(db, key, first, last)

@@ -17,7 +17,7 @@ import pytest
 from bench.light_table import LightTable
 from bench.pg_server import PostgresServer
 from table_controller.recorder import queries
-from table_controller.recorder.book import FeedBook
+from table_controller.recorder.book import SUPERSEDED_AFTER_S, FeedBook
 from table_controller.recorder.errors import DatabaseUnavailable, SchemaVersionError
 from table_controller.recorder.intake import IntakeError, parse_message
 from table_controller.recorder.report import report
@@ -253,7 +253,7 @@ async def test_a_late_alert_of_an_old_epoch_counts_in_its_own(db: Backend) -> No
 
 async def test_a_gap_left_in_an_old_epoch_becomes_permanent_not_asked_for(db: Backend) -> None:
     """A table ignores a replay for another epoch (its new journal holds nothing of the old):
-    once the gap has waited as any gap does, it is a known, permanent gap."""
+    once the new epoch has lasted, the gap is a known, permanent gap."""
     table, old, new = f"t-{uuid.uuid4().hex[:8]}", str(uuid.uuid4()), str(uuid.uuid4())
     prefix = f"casino/{SITE}/table/{table}"
 
@@ -275,7 +275,7 @@ async def test_a_gap_left_in_an_old_epoch_becomes_permanent_not_asked_for(db: Ba
         await store_batch(db, parsed, received="2026-03-01T20:00:01.100Z")
         await book.absorb(db, parsed)
     asked = []
-    for now in (0.0, GAP_WAIT_S + 1, 10 * GAP_WAIT_S, 300.0):
+    for now in (0.0, GAP_WAIT_S + 1, 10 * GAP_WAIT_S, SUPERSEDED_AFTER_S + 300.0):
         asked += [json.loads(o.payload) for o in await book.check(db, now)]
         await book.save(db)
     assert not [a for a in asked if a["epoch"] == old]
