@@ -137,3 +137,28 @@ async def test_the_rounds_are_parsed_off_the_event_loop(
     assert found["tables"][0]["rounds"] == 12
     assert threads  # some were parsed, and none on the loop's thread
     assert threading.get_ident() not in threads
+
+
+async def test_a_late_round_and_a_window_cut_earlier_in_its_slot_are_not_taken_for_another(
+    db: Backend, db_url: str
+) -> None:
+    seeder = Seeder(db, table="late-cut")
+    await seeder.status()
+    await seeder.dealer_changed("D-1")
+
+    async def ending_at(minute: int, seats: dict[int, Seat]) -> None:
+        seeder.at = T0 + timedelta(minutes=minute) - timedelta(seconds=40)
+        await seeder.round(seats)
+
+    for i, minute in enumerate((1, 3, 5)):
+        await ending_at(minute, _seats(i))
+    start = T0 - timedelta(hours=1)
+    summed = await report(db, site=seeder.site, start=start, end=T0 + timedelta(minutes=6))
+    assert summed["tables"][0]["rounds"] == 3
+    # A replay brings a round ended at minute 2: the window to minute 4 holds three rounds
+    # again, not the three summed before.
+    await ending_at(2, {1: Seat(90000, "lose"), 2: Seat(500, "tie", "surrender")})
+    window: dict[str, Any] = {"site": seeder.site, "start": start, "end": T0 + timedelta(minutes=4)}
+    cut = await report(db, **window)
+    assert cut["tables"][0]["rounds"] == 3
+    assert cut == await _as_read_afresh(db_url, window)

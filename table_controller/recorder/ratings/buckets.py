@@ -13,8 +13,11 @@ summed already, and only the slots that gained a round (the one just dealt, a
 late one a replay brought) are read again.
 
 A slot is cut to the window: its sum is kept under where it starts in the
-window. Two windows that start a slot alike and end it differently hold
-nested sets of its rounds, so the same count means the same rounds.
+window, how many rounds it holds and the last ``ended`` among them. Two windows
+that start a slot alike and whose rounds end last alike hold every round of that
+span stored by their time: nested sets, so the same count means the same rounds,
+even when a replay brought one late into the slot (the count alone could then
+match another set, cut earlier).
 
 The first window of a day reads every round of it (a second or more at fifty
 tables). The records are parsed and priced on a worker thread, so the event loop
@@ -47,13 +50,16 @@ Json = dict[str, Any]
 SLOT_CHARS: Final = 15  # "2026-03-02T06:4": ten minutes of the stored RFC 3339 text
 SLOT: Final = timedelta(minutes=10)
 KEPT: Final = 50_000  # slots: fifty tables' two weeks
-_COUNTS: Final = f"SELECT site, table_id, substr(ended, 1, {SLOT_CHARS}), COUNT(*) FROM rounds"
+_COUNTS: Final = (
+    f"SELECT site, table_id, substr(ended, 1, {SLOT_CHARS}), COUNT(*), MAX(ended) FROM rounds"
+)
 _GROUP: Final = f" GROUP BY site, table_id, substr(ended, 1, {SLOT_CHARS})"
 _READ: Final = (
     "SELECT ended, record FROM rounds WHERE site = ? AND table_id = ? AND ended >= ? AND ended < ?"
 )
 
-_Key = tuple[str, str, str, int, int | None]  # site, table, where it starts, rounds, decks
+# site, table, where it starts, (rounds, the last ended), decks
+_Key = tuple[str, str, str, tuple[int, str], int | None]
 
 
 @dataclass(slots=True)
@@ -112,15 +118,16 @@ _BY_DATABASE: WeakKeyDictionary[Backend, _Kept] = WeakKeyDictionary()
 
 def _summed(
     rows: list[tuple[Any, ...]], slots: list[str], decks: int | None
-) -> tuple[dict[str, Summary], dict[str, int]]:
-    """``rows`` (``ended``, ``record``) summed by slot, and how many each slot held: on a
-    worker thread, off the event loop."""
+) -> tuple[dict[str, Summary], dict[str, tuple[int, str]]]:
+    """``rows`` (``ended``, ``record``) summed by slot, and how many each slot held and
+    their last ``ended``: on a worker thread, off the event loop."""
     read: dict[str, Summary] = {slot: Summary() for slot in slots}
-    counted: dict[str, int] = dict.fromkeys(read, 0)
+    counted: dict[str, tuple[int, str]] = dict.fromkeys(read, (0, ""))
     for ended, record in rows:
         slot = ended[:SLOT_CHARS]
         read.setdefault(slot, Summary()).add(json.loads(record), decks)
-        counted[slot] = counted.get(slot, 0) + 1
+        n, last = counted.get(slot, (0, ""))
+        counted[slot] = (n + 1, max(last, ended))
     return read, counted
 
 
@@ -161,9 +168,9 @@ async def _summaries(
     hi_bound = None if end is None else rfc3339(end)
     parts: dict[tuple[str, str], list[Summary]] = {}
     runs: dict[tuple[str, str], list[list[tuple[str, str]]]] = {}  # runs of slots to read
-    for s, t, slot, n in sorted(counts):
+    for s, t, slot, n, last in sorted(counts):
         lo = _slot_start(slot) if lo_bound is None else max(_slot_start(slot), lo_bound)
-        hit = kept.get((s, t, lo, int(n), decks.get((s, t))))
+        hit = kept.get((s, t, lo, (int(n), last), decks.get((s, t))))
         table_runs = runs.setdefault((s, t), [[]])
         parts.setdefault((s, t), [])
         if hit is None:
