@@ -260,7 +260,16 @@ class Recorder:
                         await self._publish(self.book.acks())
                         continue
                 batch, self._pending = self._pending[:BATCH_MAX], self._pending[BATCH_MAX:]
-                await self._commit(await self.book.with_epochs(self.db, batch))
+                try:
+                    await self._commit(await self.book.with_epochs(self.db, batch))
+                except _Stopped as exc:
+                    log.warning(
+                        "stopping with %d messages not stored (%s): unacknowledged, the "
+                        "tables keep them for the next start",
+                        len(batch) + len(self._pending),
+                        exc,
+                    )
+                    return
                 # The feed's progress before its acks: /api/gaps is never behind an ack.
                 with contextlib.suppress(DatabaseUnavailable):
                     await self.book.save(self.db)
@@ -273,8 +282,9 @@ class Recorder:
         # book's step must not store it again (it would all be duplicates, and what was
         # new would never reach the live feed).
         storing = Storing(batch)
-        done = await _until_done(lambda: storing.step(self.db, received=now_text()))
-        await _until_done(lambda: self.book.absorb(self.db, batch))
+        stopping = self._stopping
+        done = await _until_done(lambda: storing.step(self.db, received=now_text()), stopping)
+        await _until_done(lambda: self.book.absorb(self.db, batch), stopping)
         now = datetime.now(UTC)
         for msg in done.new:
             if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
@@ -314,18 +324,26 @@ class Recorder:
             await self._publish(replays + self.book.acks())
 
 
-async def _until_done(step: Callable[[], Awaitable[_T]]) -> _T:
-    """``step()``, run again with capped, jittered backoff while the database is away."""
+class _Stopped(Exception):
+    """Asked to stop while the database was away."""
+
+
+async def _until_done(step: Callable[[], Awaitable[_T]], stopping: asyncio.Event) -> _T:
+    """``step()``, run again with capped, jittered backoff while the database is away,
+    until it is done or a stop is asked for (``_Stopped``: nothing more is acknowledged,
+    and a table keeps what it was not acknowledged)."""
     attempt = 0
     while True:
         try:
             result = await step()
         except DatabaseUnavailable as exc:
+            if stopping.is_set():
+                raise _Stopped(f"the database is away: {exc}") from exc
             if attempt == 0:
                 log.warning("database unavailable, acks wait: %s", exc)
-            await asyncio.sleep(
-                backoff_delay(attempt, initial_s=RETRY_INITIAL_S, cap_s=RETRY_MAX_S)
-            )
+            delay = backoff_delay(attempt, initial_s=RETRY_INITIAL_S, cap_s=RETRY_MAX_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), delay)
             attempt += 1
             continue
         if attempt:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import aiomqtt
 
@@ -186,3 +187,47 @@ async def test_sigterm_commits_acks_and_disconnects(
         spawn(mosquitto, pg_url, group)  # a recorder again: the rest is delivered
         await _settled(tables)
     await assert_complete(pg_db, *tables)
+
+
+class _Said(logging.Handler):
+    """Set once the recorder logs ``text``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text, self.said = text, asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.said.set()
+
+
+async def test_a_stop_while_the_database_is_down_ends_and_loses_nothing(
+    mosquitto: MosquittoBroker, own_postgres: PostgresServer
+) -> None:
+    url = own_postgres.create_database()
+    tables = _tables(mosquitto)
+    deal = Dealing(tables)
+    away = _Said("database unavailable")
+    logger = logging.getLogger("table_controller.recorder.subscriber")
+    logger.addHandler(away)
+    try:
+        async with migrated(url) as db, dealing(*tables):
+            recorder = Recorder(recorder_config(mosquitto, url).mqtt, db)
+            stopped = asyncio.create_task(recorder.run())
+            dealer = asyncio.create_task(deal.run())
+            await deal.wait_halfway()
+            await asyncio.to_thread(own_postgres.stop)
+            deal.faulted.set()
+            await dealer
+            await asyncio.wait_for(away.said.wait(), SETTLE_TIMEOUT_S)
+            # Stopped in the middle of waiting for the database: it ends, and the tables
+            # still hold what it could not store.
+            recorder.stop()
+            await asyncio.wait_for(stopped, 30)
+            assert all(t.acked < t.last_feed_seq for t in tables)
+            await asyncio.to_thread(own_postgres.start)
+            async with running(Recorder(recorder_config(mosquitto, url).mqtt, db)):
+                await _settled(tables)
+            await assert_complete(db, *tables)
+    finally:
+        logger.removeHandler(away)
