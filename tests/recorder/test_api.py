@@ -153,6 +153,15 @@ async def test_a_nul_character_is_a_bad_parameter_on_every_database(
     assert "NUL" in got.json()["error"]
 
 
+@pytest.mark.parametrize("round_id", [2**53, 2**63, 10**20])
+async def test_a_round_id_beyond_the_feeds_largest_is_a_bad_parameter(
+    floor: Floor, round_id: int
+) -> None:
+    got = await floor.http.get(f"/api/tables/{SITE}/{floor.tables[0].table}/rounds/e/{round_id}")
+    assert got.status_code == 400, got.text
+    assert got.json()["parameter"] == "round_id"
+
+
 async def test_unknown_table_is_404_and_alerts_report_gaps_answer(floor: Floor) -> None:
     assert (await floor.http.get(f"/api/tables/{SITE}/nope/rounds")).status_code == 404
     assert (await floor.http.get("/api/alerts?open=maybe")).json()["parameter"] == "open"

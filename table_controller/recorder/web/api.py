@@ -15,6 +15,7 @@ from table_controller.recorder.errors import BadParameter
 from table_controller.recorder.live import LiveHub
 from table_controller.recorder.ratings import api as ratings_api
 from table_controller.recorder.report import report
+from table_controller.recorder.storable import LARGEST
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.web.params import Endpoint, Param
 
@@ -24,7 +25,9 @@ MAX_ROUNDS: Final = 10_000
 SITE = Param("site", "string", "the site", where="path")
 TABLE = Param("table", "string", "the table id", where="path")
 EPOCH = Param("epoch", "string", "the table journal's epoch", where="path")
-ROUND_ID = Param("round_id", "integer", "the round's id", where="path", minimum=1)
+# At most the feed's largest whole number: a greater one is no stored round, and is more
+# than a database's integer holds.
+ROUND_ID = Param("round_id", "integer", "the round's id", where="path", minimum=1, maximum=LARGEST)
 LAST = Param("last", "integer", "the newest N rounds", minimum=1, maximum=MAX_ROUNDS)
 FROM = Param("from", "date-time", "rounds (or alerts) ended at or after this time")
 TO = Param("to", "date-time", "... and before this time")
