@@ -248,6 +248,18 @@ async def test_a_time_out_of_range_is_a_bad_parameter_not_a_failure(store: Store
             assert answer.status_code == 400, (path, answer.status_code, answer.text[:200])
 
 
+async def test_a_tables_page_refuses_a_window_longer_than_it_can_chart(store: Store) -> None:
+    """It reads every round of the window and charts it by the hour, on the recorder's own
+    event loop: a century of hours would hold the feed for minutes."""
+    async with _client(store) as client:
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        answer = await client.get("/table/s/t?from=1900-01-01T00:00Z&to=2026-01-01T00:00Z")
+        assert answer.status_code == 400, answer.text[:200]
+        assert "at most 7 days" in answer.text
+        week = await client.get("/table/s/t?from=2026-01-01T00:00Z&to=2026-01-08T00:00Z")
+        assert week.status_code == 404  # a week is shown, for a table that exists
+
+
 @pytest.fixture
 async def pg_store(tmp_path: Path) -> AsyncIterator[Store]:
     with PostgresServer() as postgres:

@@ -34,6 +34,9 @@ from table_controller.recorder.web.users import UsersFile
 
 HERE: Final = Path(__file__).parent
 SHIFT_H: Final = 8
+# The table page reads every round of its window and charts it by the hour: a week at
+# most (168 bars). Longer windows are the report's.
+TABLE_WINDOW: Final = timedelta(days=7)
 LAST_ROUNDS: Final = 10
 ALERTS_TICK_S: Final = 15  # the alerts page's "open for" ages without any change
 REPORT_COLUMNS: Final = (
@@ -124,6 +127,10 @@ class Pages:
     async def table(self, request: Request) -> Response:
         site, table = (_text(request.path_params[k], k) for k in ("site", "table"))
         start, end = self._window(request)
+        if end - start > TABLE_WINDOW:
+            raise HTTPException(
+                400, f"from: a table's page shows at most {TABLE_WINDOW.days} days; see the report"
+            )
         entry = next((e for e in await self.data.tables(site) if e.get("table") == table), None)
         if entry is None:
             raise HTTPException(404, f"no table {table!r} at site {site!r}")
