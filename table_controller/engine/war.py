@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from table_controller.engine.alerts import check_limits, raise_alert, sensor_fault
-from table_controller.engine.betting import war_wager_at_press
+from table_controller.engine.betting import unknown_at_latch, war_wager_at_press
 from table_controller.engine.dealing import compare
 from table_controller.engine.domain import (
     SPOT_TIE,
@@ -64,6 +64,8 @@ def decisions_done(t: Table) -> None:
             # §(i)(5): a tie wager on the war deal: the tie spot's chips at the last decision.
             amount = spots.value(bit)
             h.war_tie = Wager(amount)
+            if rnd.valued and amount is None:
+                unknown_at_latch(t, h.position, SPOT_TIE)
             check_limits(t, h.position, SpotKind.WAR_TIE, amount)
             if spots.faulty(bit):
                 # docs/rules.md: critical when the spot plays; the war tie wager plays now.

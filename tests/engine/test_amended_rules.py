@@ -20,7 +20,7 @@ from table_controller.engine import (
 )
 from table_controller.engine.rules import NY, UK
 
-from .helpers import INITIAL, WAR, Table, bit
+from .helpers import INITIAL, TIE, WAR, Table, bit
 
 
 def _online(rules: Any = NY, **kwargs: Any) -> Table:
@@ -123,6 +123,26 @@ def test_case1_a_board_back_mid_round_counts_as_back_after_a_complete_snapshot()
     assert t.state.held, "the change still needs the dealer"
     t.cards(["KH", "4D"])
     assert t.records() == []
+
+
+@pytest.mark.parametrize("spot", [WAR, TIE])
+def test_case1_a_war_deal_wager_of_unknown_value_is_wager_unverified(spot: int) -> None:
+    """GAME.md "never settle on uncertain data": the war wager and, under NY, the tie
+    wager on the war deal (§(i)(5)) alike, when the board reports no value for them."""
+    t = Table.of(NY)
+    t.open_shoe()
+    t.bets({1: (1000, None, None)})
+    t.ok("NO_MORE_BETS")
+    t.cards(["5C", "5D"])  # a tie
+    t.put(1, WAR, None if spot == WAR else 1000)
+    t.put(1, TIE, None if spot == TIE else 200)
+    t.ok("WAR", "1")
+    (alert,) = t.raised("WAGER_UNVERIFIED")
+    assert alert.data["spot"] == ("war" if spot == WAR else "tie")
+    assert t.state.held
+    t.ok("CONFIRM")
+    t.cards(["2C", "3C", "4C", "KC", "KD"])  # the burns, and a tie on the war deal
+    assert t.records()
 
 
 # ------------------------------------------------------------ case 2: the war wager
