@@ -235,8 +235,10 @@ class ShoeProtocol(LinkProtocol[ShoeReport, ShoeCommand, ShoeEvent]):
     def _plausible(self, frame: ShoeReport) -> bool:
         """docs/devices.md, frame plausibility: what two flips of one bit could have made."""
         if isinstance(frame, StatusFrame):
-            # The counter cannot go back without a HELLO announcing a reboot.
-            return frame.last_n >= self._taken
+            # The counter cannot go back without a HELLO announcing a reboot, nor run on
+            # past the resend window between two heartbeats (at least one a second).
+            base = max(self._reported_last, self._taken)
+            return self._taken <= frame.last_n <= base + RESEND_WINDOW
         if isinstance(frame, HelloFrame):
             return True  # the only frame that may announce a reboot
         return frame.n <= max(self._reported_last, self._taken) + RESEND_WINDOW

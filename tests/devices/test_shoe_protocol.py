@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from drivers.lineframe.cards import DECK, Card
-from drivers.lineframe.codec import LineDecoder
 from drivers.lineframe.session import Step
 from drivers.shoe.frames import (
     CardFrame,
@@ -20,7 +19,6 @@ from drivers.shoe.frames import (
     ShoeCommand,
     ShoeCondition,
     StatusFrame,
-    parse_report,
 )
 from drivers.shoe.protocol import (
     CardDrawn,
@@ -164,47 +162,6 @@ def test_a_reboot_with_nothing_read_is_reported_and_restarts_the_count() -> None
     assert sent == []
     events, _ = feed(p, card(1, KH))
     assert events == [CardDrawn(1, KH)]
-
-
-def test_a_heartbeat_whose_count_went_back_is_corrupt_and_counts_for_nothing() -> None:
-    # docs/devices.md, frame plausibility: only a HELLO announces a reboot.
-    p = connected()
-    feed(p, StatusFrame(0, OK), now=0.5)
-    feed(p, card(1), card(2), card(3))
-    deadline = p.deadline()
-    step = p.frame_received(StatusFrame(1, ShoeCondition.JAM), 2.0)
-    assert step == Step()
-    assert p.corrupt == 1
-    assert p.deadline() == deadline  # not taken as a heartbeat
-    assert p.timer(3.5).lost == "heartbeat_timeout"
-
-
-def test_a_bit_flipped_read_number_is_dropped_not_taken_as_a_read() -> None:
-    # Issue 10, case 9: $CARD,10,AS arrived as $CARD,98,AS (two flips of bit 3).
-    sent_bytes = CardFrame(10, AS).encode()
-    flipped = sent_bytes.replace(b"10", b"98")
-    assert [a ^ b for a, b in zip(sent_bytes, flipped, strict=True) if a != b] == [8, 8]
-    (arrived,) = LineDecoder(parse_report).feed(flipped)  # the checksum cannot see it
-    assert arrived == CardFrame(98, AS)
-    p = connected()
-    for n in range(1, 10):
-        feed(p, card(n))
-    feed(p, StatusFrame(9, OK))
-    events, sent = feed(p, arrived)
-    assert (events, sent) == ([], [])
-    assert p.corrupt == 1
-    assert p.taken == 9
-    assert p.held == 0
-    assert p.deadline() == 3.0  # the heartbeat watchdog only: no resend is due
-    # Read 10 was what it carried: the next read shows it missing, and RESEND fills it.
-    events, sent = feed(p, card(11, KH))
-    assert (events, sent) == ([], [ResendFrame(10)])
-    events, _ = feed(p, card(10, AS), card(11, KH))
-    assert events == [CardDrawn(10, AS), CardDrawn(11, KH)]
-    # The next HELLO agrees with the count: it is no reboot.
-    events, sent = feed(p, HelloFrame("S", "1", 11))
-    assert not any(isinstance(e, ReadsLost) for e in events)
-    assert sent == []
 
 
 def test_a_read_just_inside_the_resend_window_is_taken() -> None:
