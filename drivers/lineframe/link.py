@@ -92,6 +92,9 @@ class LineLink(Generic[F, C, E]):
         self._transport: SerialTransport | None = None
         self._online: bool | None = None
         self._session_online = False
+        # While the session waits for its protocol's deadline: that deadline, and what a
+        # frame bringing it nearer sets.
+        self._waiting: tuple[float | None, asyncio.Future[None]] | None = None
         self.sessions = 0
         """Links opened so far (reconnects are ``sessions - 1``)."""
 
@@ -230,8 +233,16 @@ class LineLink(Generic[F, C, E]):
                         return lost
                     continue
                 if in_loop:
+                    # Woken early by a frame that brings the protocol's deadline nearer
+                    # (a gap's resend is due in 1 s, the heartbeat's in 3).
                     timeout = None if deadline is None else deadline - loop.time()
-                    await asyncio.wait((ended,), timeout=timeout)
+                    self._waiting = (deadline, loop.create_future())
+                    await asyncio.wait(
+                        (ended, self._waiting[1]),
+                        timeout=timeout,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    self._waiting = None
                     continue
                 try:
                     async with asyncio.timeout_at(deadline):
@@ -264,6 +275,12 @@ class LineLink(Generic[F, C, E]):
                         return
             except Exception as exc:  # KeyboardInterrupt and SystemExit stop the loop
                 ended.set_exception(exc)
+                return
+            waiting = self._waiting
+            if waiting is not None and not waiting[1].done():
+                due = protocol.deadline()
+                if due is not None and (waiting[0] is None or due < waiting[0]):
+                    waiting[1].set_result(None)
 
         return received
 

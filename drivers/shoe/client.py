@@ -23,7 +23,13 @@ from drivers.backoff import BACKOFF_CAP_S, BACKOFF_INITIAL_S
 from drivers.lineframe.link import LineClient, LineLink
 from drivers.lineframe.session import HEARTBEAT_TIMEOUT_S
 from drivers.shoe.frames import ShoeCommand, ShoeReport, parse_report
-from drivers.shoe.protocol import RESEND_TIMEOUT_S, ShoeEvent, ShoeOffline, ShoeProtocol
+from drivers.shoe.protocol import (
+    INFO_RETRY_S,
+    RESEND_TIMEOUT_S,
+    ShoeEvent,
+    ShoeOffline,
+    ShoeProtocol,
+)
 from drivers.transport import DEFAULT_BAUDRATE
 
 log = logging.getLogger("drivers.shoe")
@@ -44,13 +50,17 @@ class ShoeClient(LineClient[ShoeReport, ShoeCommand, ShoeEvent]):
         baudrate: int = DEFAULT_BAUDRATE,
         heartbeat_timeout_s: float = HEARTBEAT_TIMEOUT_S,
         resend_timeout_s: float = RESEND_TIMEOUT_S,
+        info_retry_s: float = INFO_RETRY_S,
         backoff_initial_s: float = BACKOFF_INITIAL_S,
         backoff_cap_s: float = BACKOFF_CAP_S,
         logger: logging.Logger | None = None,
         **serial_options: Any,
     ) -> None:
         self.protocol = ShoeProtocol(
-            last_n, heartbeat_timeout_s=heartbeat_timeout_s, resend_timeout_s=resend_timeout_s
+            last_n,
+            heartbeat_timeout_s=heartbeat_timeout_s,
+            resend_timeout_s=resend_timeout_s,
+            info_retry_s=info_retry_s,
         )
         self._link: LineLink[ShoeReport, ShoeCommand, ShoeEvent] = LineLink(
             url,

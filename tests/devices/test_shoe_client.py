@@ -196,6 +196,22 @@ async def test_resend_that_cannot_be_filled_is_given_up() -> None:
         assert ResendFrame(1) in sim.received
 
 
+async def test_a_resend_is_given_up_at_its_own_deadline_not_at_a_later_one() -> None:
+    """The link waits for the protocol's next deadline; a gap's resend brings it nearer,
+    and the wait must end at it, not at the heartbeat's (a minute away here)."""
+    async with ShoeSimulator(seed=3, heartbeat_s=FAST_HEARTBEAT_S) as sim:
+        url = await sim.serve_pty()
+        async with ShoeClient(
+            url, resend_timeout_s=0.2, heartbeat_timeout_s=60.0, info_retry_s=60.0
+        ) as shoe:
+            await first(shoe, ShoeOnline)
+            sim.draw(drop=True)
+            later = [sim.draw() for _ in range(70)]  # read 1 is out of the shoe's window
+            events = await until(shoe, lambda e: isinstance(e, ReadsLost), within=STEP_BOUND_S)
+        assert events[-1] == ReadsLost(1, ReadsLostReason.RESEND_TIMEOUT, 1)
+        assert len(later) == 70
+
+
 async def test_resume_asks_only_for_reads_missed() -> None:
     async with ShoeSimulator(seed=11, heartbeat_s=FAST_HEARTBEAT_S) as sim:
         url = await sim.serve_pty()
