@@ -272,6 +272,9 @@ def on_spots(t: Table, inp: SpotsChanged) -> None:
         # Betting: chips come and go freely; only a newly faulty sensor is news.
         for b in set_bits(new_faults):
             sensor_fault(t, b // 3 + 1, SPOT_NAMES[b % 3], critical=False)
+        if t.sensors_check_due:
+            t.sensors_check_due = False  # the board back has shown the layout again
+            sensors_back(t)
         return
     # The spots that can differ now from what was last compared: those that
     # changed, those with a difference raised, and all after the board is back.

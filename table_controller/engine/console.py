@@ -92,7 +92,7 @@ def press_no_more_bets(t: Table, arg: str | None) -> Refusal | None:
     if t.phase is not Phase.BETTING:
         return Refusal.NOT_NOW
     sensors = t.devices["sensors"]
-    if sensors.seen and not sensors.online:
+    if sensors.seen and (not sensors.online or t.sensors_check_due):
         # docs/rules.md rule 2: never latch a snapshot the board can no longer vouch for.
         return Refusal.DEVICE_OFFLINE
     if not anyone_playing(t):

@@ -40,9 +40,10 @@ def on_online(t: Table, inp: DeviceOnline) -> None:
         # place of an RFID one): whether it reports values is learned again from its
         # snapshots. A round in action keeps what it latched (``Round.valued``).
         t.sensors_valued = False
-    if back and inp.device == "sensors" and t.round.latched:
-        # docs/rules.md: a sensor board back while wagers are in action counts as back
-        # only once its first complete snapshot has been compared with them.
+    if back and inp.device == "sensors":
+        # docs/rules.md: a sensor board back counts as back only once its first snapshot
+        # came (and, while wagers are in action, was compared with them): until then
+        # the layout is the one from before it went, which it can no longer vouch for.
         t.sensors_check_due = True
         return
     if back:

@@ -234,8 +234,15 @@ def test_case6_sh2_no_more_bets_is_refused_while_the_board_is_offline() -> None:
     t.feed(DeviceOffline(t.at(), "sensors", "link closed"))
     assert t.press("NO_MORE_BETS") == "DEVICE_OFFLINE"
     assert not t.state.round.latched
-    t.feed(DeviceOnline(t.at(), "sensors"))
+    # Back, but the layout known is still the one from before: P1 took the bet back and
+    # P2 bet meanwhile. Not latched from it, and not back until its first snapshot.
+    out = t.feed(DeviceOnline(t.at(), "sensors"))
+    assert not t.raised("DEVICE_ONLINE", out)
+    assert t.press("NO_MORE_BETS") == "DEVICE_OFFLINE"
+    out = t.bets({2: (1000, None, None)})
+    assert t.raised("DEVICE_ONLINE", out)
     t.ok("NO_MORE_BETS")
+    assert [h.position for h in t.state.round.hands] == [2]
 
 
 # ------------------------------------------------------------ case 7: shoe faults
