@@ -50,12 +50,20 @@ def test_past_posting_presence_only_board_sees_new_chips() -> None:
     assert len(t.raised("PAST_POSTING", out)) == 1
 
 
-def test_past_posting_raised_once_while_open() -> None:
+def test_past_posting_raised_again_as_it_changes_and_confirmed_at_once() -> None:
+    """GAME.md: raised when a spot's difference from its latched amount appears or
+    changes; each amount it showed is on the record, and one CONFIRM answers them."""
     t = _dealing(p1=(1000, None, None))
     t.put(1, INITIAL, 1500)
-    t.put(1, INITIAL, 1000)
+    t.put(1, INITIAL, 1000)  # the latched amount again: nothing new to say
     t.put(1, INITIAL, 2000)
-    assert len(t.raised("PAST_POSTING")) == 1
+    t.put(1, INITIAL, 2000)  # the same again: not raised again
+    t.put(1, INITIAL, 20000)
+    raised = t.raised("PAST_POSTING")
+    assert [a.data["message"].split()[5] for a in raised] == ["1500", "2000", "20000"]
+    t.ok("CONFIRM")
+    resolved = [a for a in t.alerts("PAST_POSTING") if a.data["resolved_by"] == "CONFIRM"]
+    assert sorted(a.data["alert"] for a in resolved) == sorted(a.data["alert"] for a in raised)
 
 
 def test_war_and_tie_spots_may_change_during_the_tie_decision() -> None:
