@@ -355,7 +355,7 @@ def _check_spot(t: Table, prev: Spots, bit: int, new_fault: bool) -> None:
         code = AlertCode.WAGER_REMOVED
         shown = "chips removed" if diff == "removed" else f"wager {diff} cents"
         message = f"P{position} {name.value}: {shown} before the wager was settled"
-    # Raised again as it changes (GAME.md), though the round is held on this spot already:
+    # Raised again as it changes (docs/rules.md), though the round is held on this spot already:
     # the journal and the floor see every amount it showed, and CONFIRM answers them all.
     raise_alert(t, code, message, position=position, spot=name)
 

@@ -51,7 +51,7 @@ def test_past_posting_presence_only_board_sees_new_chips() -> None:
 
 
 def test_past_posting_raised_again_as_it_changes_and_confirmed_at_once() -> None:
-    """GAME.md: raised when a spot's difference from its latched amount appears or
+    """docs/rules.md: raised when a spot's difference from its latched amount appears or
     changes; each amount it showed is on the record, and one CONFIRM answers them."""
     t = _dealing(p1=(1000, None, None))
     t.put(1, INITIAL, 1500)

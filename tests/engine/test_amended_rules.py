@@ -127,7 +127,7 @@ def test_case1_a_board_back_mid_round_counts_as_back_after_a_complete_snapshot()
 
 @pytest.mark.parametrize("spot", [WAR, TIE])
 def test_case1_a_war_deal_wager_of_unknown_value_is_wager_unverified(spot: int) -> None:
-    """GAME.md "never settle on uncertain data": the war wager and, under NY, the tie
+    """docs/rules.md "never settle on uncertain data": the war wager and, under NY, the tie
     wager on the war deal (§(i)(5)) alike, when the board reports no value for them."""
     t = Table.of(NY)
     t.open_shoe()
