@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any, Final
 
 from table_controller.feed.common import BURN_ROLES
-from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.errors import UnknownTable
 from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.times import bound_text
 
 Json = dict[str, Any]
 CRITICAL: Final = "critical"
@@ -30,10 +30,10 @@ def window(
         params.append(site)
     if start is not None:
         clauses.append(f"{column} >= ?")
-        params.append(rfc3339(start))
+        params.append(bound_text(start))
     if end is not None:
         clauses.append(f"{column} < ?")
-        params.append(rfc3339(end))
+        params.append(bound_text(end))
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
@@ -90,10 +90,10 @@ async def rounds(
     params: list[Any] = [site, table]
     if start is not None:
         sql += " AND ended >= ?"
-        params.append(rfc3339(start))
+        params.append(bound_text(start))
     if end is not None:
         sql += " AND ended < ?"
-        params.append(rfc3339(end))
+        params.append(bound_text(end))
     sql += " ORDER BY ended DESC, round_id DESC"
     if last is not None:
         sql += " LIMIT ?"

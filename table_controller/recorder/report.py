@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.queries import Json, window
 from table_controller.recorder.ratings.chain import CHAIN_BREAK, findings
 from table_controller.recorder.ratings.hold import holds
 from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.store.backend import Backend
-from table_controller.recorder.times import parse_time
+from table_controller.recorder.times import bound_text, parse_time
 
 
 async def report(
@@ -84,8 +83,8 @@ async def report(
     total["flags"] = sorted({f for t in tables for f in t["flags"]})
     return {
         "site": site,
-        "from": None if start is None else rfc3339(start),
-        "to": None if end is None else rfc3339(end),
+        "from": None if start is None else bound_text(start),
+        "to": None if end is None else bound_text(end),
         "tables": tables,
         "total": total,
         "dealers": paced["dealers"],

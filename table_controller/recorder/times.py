@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
 
 from table_controller.feed.payloads import rfc3339
 
@@ -21,6 +22,19 @@ def parse_time(value: object) -> datetime:
         return parsed.astimezone(UTC)
     except OverflowError as exc:  # year 1 an hour ahead of UTC, say
         raise ValueError(f"{value!r}: out of range") from exc
+
+
+def bound_text(value: datetime) -> str:
+    """A window's bound as stored times compare with it: rounded up to the millisecond.
+
+    Stored times have milliseconds, so a bound inside one millisecond falls between it and
+    the next: ``ended >= from`` and ``ended < to`` keep their meaning only if the bound
+    goes to the next, never back to the one it is in (docs/recorder.md)."""
+    extra = value.microsecond % 1000
+    if extra:
+        with suppress(OverflowError):  # the last millisecond of year 9999 stays
+            value += timedelta(microseconds=1000 - extra)
+    return rfc3339(value)
 
 
 def now_text() -> str:

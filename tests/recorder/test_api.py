@@ -124,6 +124,7 @@ async def test_report_totals_are_the_sums_of_the_stored_records(floor: Floor) ->
         ("colour=red", "colour"),
         ("last=%C2%B2", "last"),  # "²": a digit to str.isdigit(), not to int()
         ("last=--5", "last"),
+        ("last=" + "9" * 5000, "last"),  # past the digits int() converts at all
     ],
 )
 async def test_bad_parameters_get_400_naming_them(floor: Floor, query: str, parameter: str) -> None:
@@ -160,6 +161,28 @@ async def test_a_round_id_beyond_the_feeds_largest_is_a_bad_parameter(
     got = await floor.http.get(f"/api/tables/{SITE}/{floor.tables[0].table}/rounds/e/{round_id}")
     assert got.status_code == 400, got.text
     assert got.json()["parameter"] == "round_id"
+
+
+async def test_a_window_bound_finer_than_a_millisecond_keeps_its_place(floor: Floor) -> None:
+    """[from, to) holds at the microsecond: a bound inside a stored time's millisecond is
+    not cut down to it (the round ended before ``from`` stays out, before ``to`` in)."""
+    table = floor.tables[0]
+    record = table.rounds[len(table.rounds) // 2]
+    ended = record["ended"]
+    assert ended.endswith("Z")
+    assert len(ended) == len("2026-01-31T22:00:00.000Z")
+    just_after = ended[:-1] + "5Z"  # half a millisecond after the round ended
+    url = f"/api/tables/{SITE}/{table.table}/rounds"
+
+    async def ids(start: str, end: str) -> set[int]:
+        got = await floor.http.get(url, params={"from": start, "to": end})
+        assert got.status_code == 200, got.text
+        return {r["round_id"] for r in got.json()}
+
+    assert record["round_id"] not in await ids(just_after, "2100-01-01T00:00:00Z")
+    assert record["round_id"] in await ids(ended, just_after)
+    report = await floor.http.get("/api/report", params={"site": SITE, "from": just_after})
+    assert report.json()["from"] > ended
 
 
 async def test_unknown_table_is_404_and_alerts_report_gaps_answer(floor: Floor) -> None:

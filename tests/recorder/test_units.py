@@ -5,16 +5,19 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.config import load_config, parse_config
 from table_controller.recorder.errors import RecorderConfigError
 from table_controller.recorder.intake import IntakeError, Leaf, parse_message, parse_runs
 from table_controller.recorder.sequence import GAP_WAIT_S, REPLAY_MAX_SPAN, SeqTrack, split_range
+from table_controller.recorder.times import bound_text, parse_time
 
 GOOD = {"mqtt": {"sites": ["main-floor"], "client_id": "rec-1"}}
 
@@ -222,3 +225,18 @@ def test_a_new_gap_waits_its_own_two_seconds_beside_an_older_one() -> None:
 def test_replays_are_split_at_the_limit() -> None:
     parts = split_range(1, 2 * REPLAY_MAX_SPAN + 1)
     assert parts == [(1, 10_000), (10_001, 20_000), (20_001, 20_001)]
+
+
+@given(
+    st.datetimes(min_value=datetime(2000, 1, 1), timezones=st.just(UTC)),
+    st.integers(min_value=-2_000, max_value=2_000),
+)
+def test_a_bound_compares_with_stored_times_as_the_time_itself(bound: datetime, us: int) -> None:
+    """Stored times have milliseconds and compare as text: against the bound's text, a
+    stored time is at or after it exactly when it is at or after the bound itself."""
+    stored = rfc3339(bound + timedelta(microseconds=us))
+    assert (stored >= bound_text(bound)) == (parse_time(stored) >= bound)
+
+
+def test_the_last_bound_there_is_still_has_a_text() -> None:
+    assert bound_text(datetime.max.replace(tzinfo=UTC)) == "9999-12-31T23:59:59.999Z"

@@ -44,7 +44,7 @@ from table_controller.recorder.ratings.sessions import initial_wager
 from table_controller.recorder.ratings.stored import table_decks
 from table_controller.recorder.ratings.tally import Tally
 from table_controller.recorder.store.backend import Backend
-from table_controller.recorder.times import parse_time
+from table_controller.recorder.times import bound_text, parse_time
 
 Json = dict[str, Any]
 SLOT_CHARS: Final = 15  # "2026-03-02T06:4": ten minutes of the stored RFC 3339 text
@@ -164,8 +164,8 @@ async def _summaries(
     where, params = window("ended", site, start, end)
     counts = await db.fetch(_COUNTS + where + _GROUP, params)
     decks = await table_decks(db)
-    lo_bound = None if start is None else rfc3339(start)
-    hi_bound = None if end is None else rfc3339(end)
+    lo_bound = None if start is None else bound_text(start)
+    hi_bound = None if end is None else bound_text(end)
     parts: dict[tuple[str, str], list[Summary]] = {}
     runs: dict[tuple[str, str], list[list[tuple[str, str]]]] = {}  # runs of slots to read
     for s, t, slot, n, last in sorted(counts):

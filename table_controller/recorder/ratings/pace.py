@@ -23,7 +23,7 @@ from table_controller.recorder.queries import window
 from table_controller.recorder.ratings.buckets import summaries
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.store.schema import DEALER_CHANGES
-from table_controller.recorder.times import parse_time
+from table_controller.recorder.times import bound_text, parse_time
 
 Json = dict[str, Any]
 
@@ -68,7 +68,7 @@ async def dealer_changes(
         changes = [c for (p,) in await db.fetch(inside, [s, t, *params]) if (c := _change(p))]
         offset = 0
         while start is not None:
-            rows = await db.fetch(earlier, [s, t, rfc3339(start), _BEFORE, offset])
+            rows = await db.fetch(earlier, [s, t, bound_text(start), _BEFORE, offset])
             first = next((c for (p,) in rows if (c := _change(p))), None)
             if first is not None:
                 changes.insert(0, first)
@@ -142,8 +142,8 @@ async def pace(
         entry["hours"] = round(entry["hours"], 4)
     return {
         "site": site,
-        "from": None if start is None else rfc3339(start),
-        "to": None if end is None else rfc3339(end),
+        "from": None if start is None else bound_text(start),
+        "to": None if end is None else bound_text(end),
         "tables": tables,
         "dealers": [dealers[k] for k in sorted(dealers)],
         "dealer_sessions": [

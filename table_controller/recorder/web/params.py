@@ -10,6 +10,9 @@ from typing import Any
 from table_controller.recorder.errors import BadParameter
 from table_controller.recorder.times import parse_time
 
+# More digits than any bound a parameter has (the feed's largest has 16).
+_DIGITS = 20
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
@@ -26,6 +29,8 @@ class Param:
             digits = raw[1:] if raw.startswith("-") else raw
             if not (digits.isascii() and digits.isdigit()):
                 raise BadParameter(self.name, f"{raw!r} is not a whole number")
+            if len(digits) > _DIGITS:  # int() itself refuses over 4,300 of them
+                raise BadParameter(self.name, f"a whole number of at most {_DIGITS} digits")
             value = int(raw)
             if self.minimum is not None and value < self.minimum:
                 raise BadParameter(self.name, f"at least {self.minimum}")
