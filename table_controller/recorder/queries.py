@@ -87,14 +87,9 @@ async def rounds(
     """``war-round/1`` records, newest first: the last ``last``, or those ended in [start, end)."""
     await known(db, site, table)
     sql = "SELECT record FROM rounds WHERE site = ? AND table_id = ?"
-    params: list[Any] = [site, table]
-    if start is not None:
-        sql += " AND ended >= ?"
-        params.append(bound_text(start))
-    if end is not None:
-        sql += " AND ended < ?"
-        params.append(bound_text(end))
-    sql += " ORDER BY ended DESC, round_id DESC"
+    where, bounds = window("ended", None, start, end)
+    sql += where.replace(" WHERE ", " AND ") + " ORDER BY ended DESC, round_id DESC"
+    params: list[Any] = [site, table, *bounds]
     if last is not None:
         sql += " LIMIT ?"
         params.append(last)
