@@ -2,11 +2,11 @@
 
 The envelope (``schema``, ``id``, ``table``, ``site``, ``ts``, and on
 ``events``, ``rounds`` and ``alerts`` also ``epoch`` and ``feed_seq``) must
-parse, or the message cannot be stored by its ``id`` and is dropped with a
-count. The body is checked against the feed's payload model; a body that does
-not validate is still stored, with the reason in ``problem``: a message the
-table holds until acknowledged must never be refused for good by a newer
-schema than ours (it would stay a gap for ever).
+parse, or the message cannot be stored by its ``id``: ``IntakeError``, and
+``unparsed.py`` keeps what can be kept of it. The body is checked against the
+feed's payload model; a body that does not validate is still stored, with the
+reason in ``problem``: a message the table holds until acknowledged must never
+be refused for good by a newer schema than ours (it would stay a gap for ever).
 
 The feed's models do not declare ``feed_seq`` everywhere yet: a model that
 forbids exactly the feed's sequencing fields (``feed_seq``, ``epoch``,
@@ -106,6 +106,7 @@ class FeedMessage:
     payload: str
     body: dict[str, Any]
     problem: str | None
+    unparsed: bool = False  # its envelope did not parse: kept by ``unparsed.kept_unparsed``
 
     @property
     def usable(self) -> bool:

@@ -56,6 +56,7 @@ from table_controller.recorder.live import LiveHub, without_burn_ranks
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.store.quarantine import Storing
 from table_controller.recorder.times import now_text, parse_time
+from table_controller.recorder.unparsed import kept_unparsed
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -209,9 +210,13 @@ class Recorder:
         try:
             msg = parse_message(topic, bytes(payload))
         except IntakeError as exc:
-            self.dropped += 1
-            log.warning("dropped a message that cannot be stored: %s", exc)
-            return
+            kept = kept_unparsed(topic, bytes(payload), str(exc))
+            if kept is None:
+                self.dropped += 1
+                log.warning("dropped a message that cannot be stored: %s", exc)
+                return
+            log.warning("kept a message whose envelope does not parse as %s: %s", kept.id, exc)
+            msg = kept
         self._pending.append(msg)
         self._arrived.set()
 
@@ -290,8 +295,8 @@ class Recorder:
             if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
                 self.commit_lag_ms.append((now - parse_time(msg.ts)).total_seconds() * 1000)
         for msg in [*done.new, *(m for m in batch if m.leaf in LATEST)]:
-            if msg.misplaced:
-                continue  # shown as no table's: see store_batch
+            if msg.misplaced or msg.unparsed:
+                continue  # shown as no table's (see store_batch), or with nothing to show
             self.live.publish(
                 {"site": msg.site, "table": msg.table, "topic": msg.leaf.value, "id": msg.id}
                 | {"ts": msg.ts, "feed_seq": msg.feed_seq}
