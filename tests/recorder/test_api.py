@@ -16,6 +16,7 @@ from table_controller.recorder.live import LiveHub
 from table_controller.recorder.process import ApiServer
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.subscriber import Recorder
+from table_controller.recorder.web import api
 from table_controller.recorder.web.app import build_app
 from table_controller.rigs.broker import MosquittoBroker, free_port
 from tests.recorder.conftest import SITE, dealing, recorder_config, running, unique
@@ -183,6 +184,23 @@ async def test_a_window_bound_finer_than_a_millisecond_keeps_its_place(floor: Fl
     assert record["round_id"] in await ids(ended, just_after)
     report = await floor.http.get("/api/report", params={"site": SITE, "from": just_after})
     assert report.json()["from"] > ended
+
+
+async def test_a_window_answers_at_most_as_many_rounds_as_last_may(
+    floor: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window holding more rounds than ``last`` may ask for is a 400 naming ``from``, not
+    every record of the table at once (the cap is lowered here to what the floor holds)."""
+    monkeypatch.setattr(api, "MAX_ROUNDS", ROUNDS - 1)
+    url = f"/api/tables/{SITE}/{floor.tables[0].table}/rounds"
+    whole = await floor.http.get(url, params={"from": "2000-01-01T00:00:00Z"})
+    assert whole.status_code == 400, whole.text
+    assert whole.json()["parameter"] == "from"
+    last = floor.tables[0].rounds[-1]["ended"]
+    part = await floor.http.get(url, params={"from": floor.tables[0].rounds[1]["ended"]})
+    assert part.status_code == 200, part.text
+    assert len(part.json()) == ROUNDS - 1
+    assert part.json()[0]["ended"] == last
 
 
 async def test_unknown_table_is_404_and_alerts_report_gaps_answer(floor: Floor) -> None:

@@ -53,9 +53,10 @@ async def get_rounds(request: Request, args: dict[str, Any]) -> Response:
         raise BadParameter("last", "give either last or from/to, not both")
     if "from" in args and "to" in args and args["to"] <= args["from"]:
         raise BadParameter("to", "must be after from")
-    last = args.get("last")
-    if last is None and "from" not in args and "to" not in args:
-        last = 100
+    window = "from" in args or "to" in args
+    # A window answers at most MAX_ROUNDS records, as ``last`` does: a century-long one
+    # would build every record of the table at once on the loop that stores the feed.
+    last = args.get("last", MAX_ROUNDS + 1 if window else 100)
     found = await queries.rounds(
         _db(request),
         args["site"],
@@ -64,6 +65,12 @@ async def get_rounds(request: Request, args: dict[str, Any]) -> Response:
         start=args.get("from"),
         end=args.get("to"),
     )
+    if window and len(found) > MAX_ROUNDS:
+        raise BadParameter(
+            "from",
+            f"the window holds more than {MAX_ROUNDS} rounds: narrow it, or read them with"
+            " table-controller records rounds",
+        )
     return _json(found)
 
 
@@ -123,7 +130,8 @@ ENDPOINTS: Final = (
     Endpoint("/api/tables", "every table: latest status, state, stats", (), get_tables),
     Endpoint(
         "/api/tables/{site}/{table}/rounds",
-        "war-round/1 records, newest first (default: the last 100)",
+        "war-round/1 records, newest first (default: the last 100; a window holding more"
+        f" than {MAX_ROUNDS:,} is a 400)",
         (SITE, TABLE, LAST, FROM, TO),
         get_rounds,
     ),
