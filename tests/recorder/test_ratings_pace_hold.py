@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import timedelta
 from fractions import Fraction
@@ -9,10 +10,14 @@ from typing import Any
 
 from bench.seeder import ROUND_S, T0, Seat, Seeder
 from table_controller.engine.rules import PROFILES, RulesName
+from table_controller.feed.payloads import rfc3339
+from table_controller.recorder.intake import parse_message
 from table_controller.recorder.ratings.hold import HOLD_VARIANCE, z_for
 from table_controller.recorder.ratings.pace import pace
 from table_controller.recorder.report import report
 from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.store.writer import store_batch
+from table_controller.recorder.unparsed import kept_unparsed
 from table_controller.tools.odds import house_edges
 
 WIN, LOSE, SURRENDER = Seat(1000, "win"), Seat(1000, "lose"), Seat(1000, "tie", "surrender")
@@ -57,6 +62,33 @@ async def test_pace_in_a_window_cuts_the_dealer_sessions(db: Backend) -> None:
     found = await pace(db, site=seeder.site, start=T0 + timedelta(minutes=30), end=seeder.at)
     assert [(d["dealer"], d["rounds"]) for d in found["dealer_sessions"]] == [("D-1", 45)]
     assert found["dealer_sessions"][0]["rounds_per_hour"] == 90.0
+
+
+async def test_a_dealer_change_that_counts_for_no_table_changes_no_dealer(db: Backend) -> None:
+    """One kept although its envelope did not parse (recorder/unparsed.py: its time could be
+    anything), or published on another table's topic (no table's account speaks for
+    another), is stored, and names no dealer."""
+    seeder = Seeder(db, table="unparsed")
+    await seeder.dealer_changed("D-1")
+    for _ in range(3):
+        await seeder.round({1: WIN})
+    topic = f"casino/{seeder.site}/table/{seeder.table}/events"
+    body = {"schema": "table-event/1", "epoch": seeder.epoch, "feed_seq": 99, "seq": 9}
+    body |= {"type": "dealer_changed", "dealer": "D-2", "round_id": None}
+    for ts in ("at half past", rfc3339(seeder.at)):
+        payload = json.dumps(body | {"ts": ts}).encode()
+        kept = kept_unparsed(topic, payload, "envelope: id: Field required")
+        assert kept is not None
+        await store_batch(db, [kept], received=rfc3339(seeder.at))
+    named = body | {"id": "d-2", "table": seeder.table, "site": seeder.site}
+    foreign = named | {"ts": rfc3339(seeder.at)}
+    misplaced = parse_message(topic.replace("/unparsed/", "/other/"), json.dumps(foreign).encode())
+    assert misplaced.misplaced
+    await store_batch(db, [misplaced], received=rfc3339(seeder.at))
+    for _ in range(3):
+        await seeder.round({1: WIN})
+    found = await pace(db, site=seeder.site, start=T0)  # the unreadable time: now
+    assert [(d["dealer"], d["rounds"]) for d in found["dealer_sessions"]] == [("D-1", 6)]
 
 
 async def _run(db: Backend, table: str, seats: list[Seat]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any, Final
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.queries import window
 from table_controller.recorder.ratings.buckets import summaries
+from table_controller.recorder.storable import TEXT_PROBLEM
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.store.schema import DEALER_CHANGES
 from table_controller.recorder.times import bound_text, parse_time
@@ -39,16 +40,20 @@ class _DealerSession:
     rounds: int = 0
 
 
+# Only an event that counts as one (``FeedMessage.usable``): not one published on another
+# table's topic, nor one kept although its envelope or body did not parse.
 _CHANGES: Final = (
-    "SELECT payload FROM messages WHERE site = ? AND table_id = ? AND " + DEALER_CHANGES
+    "SELECT ts, payload FROM messages WHERE site = ? AND table_id = ? AND "
+    + DEALER_CHANGES
+    + " AND (problem IS NULL OR problem = ?)"
 )
 _BEFORE: Final = 20  # read back at a time for the change in force at the window's start
 
 
-def _change(payload: str) -> tuple[datetime, str] | None:
+def _change(ts: str, payload: str) -> tuple[datetime, str] | None:
     body = json.loads(payload)
     if body.get("type") == "dealer_changed" and isinstance(body.get("dealer"), str):
-        return parse_time(body["ts"]), body["dealer"]
+        return parse_time(ts), body["dealer"]
     return None  # "dealer_changed" in another field's text
 
 
@@ -65,11 +70,12 @@ async def dealer_changes(
         "SELECT site, table_id FROM tables" + (" WHERE site = ?" if site else ""),
         [site] if site else [],
     ):
-        changes = [c for (p,) in await db.fetch(inside, [s, t, *params]) if (c := _change(p))]
+        rows = await db.fetch(inside, [s, t, TEXT_PROBLEM, *params])
+        changes = [c for ts, p in rows if (c := _change(ts, p))]
         offset = 0
         while start is not None:
-            rows = await db.fetch(earlier, [s, t, bound_text(start), _BEFORE, offset])
-            first = next((c for (p,) in rows if (c := _change(p))), None)
+            rows = await db.fetch(earlier, [s, t, TEXT_PROBLEM, bound_text(start), _BEFORE, offset])
+            first = next((c for ts, p in rows if (c := _change(ts, p))), None)
             if first is not None:
                 changes.insert(0, first)
             if first is not None or len(rows) < _BEFORE:
