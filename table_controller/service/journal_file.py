@@ -27,6 +27,7 @@ from typing import Final, TextIO
 from table_controller.service.errors import (
     JournalCorrupt,
     JournalError,
+    JournalFault,
     JournalLocked,
 )
 from table_controller.service.outbox import DDL, MIGRATE_1, SCHEMA_VERSION
@@ -80,6 +81,19 @@ class JournalLock:
             self._file = None
 
 
+def opening_failed(path: Path, exc: sqlite3.DatabaseError) -> JournalError:
+    """Damaged only when SQLite says so: a full disk (``SQLITE_FULL``) or an I/O error
+    (``SQLITE_IOERR``: a WAL file that cannot grow) fails on a sound file as well, and
+    moving that file aside would throw a good journal away."""
+    code = getattr(exc, "sqlite_errorname", "")
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or not code:
+        return damaged(path, exc)
+    return JournalFault(
+        f"{path}: cannot open ({exc}, {code}); the file itself may be sound. Free space on "
+        "the journal's disk or fix the disk, then start again"
+    )
+
+
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     """The journal's connection, checked and in its schema; readers change nothing."""
     if readonly:
@@ -114,7 +128,7 @@ def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         _quick_check(db, path)
     except sqlite3.DatabaseError as exc:
         db.close()
-        raise damaged(path, exc) from exc
+        raise opening_failed(path, exc) from exc
     except BaseException:
         db.close()
         raise

@@ -22,6 +22,7 @@ from table_controller.service.config import TableConfig
 from table_controller.service.errors import (
     EXIT_JOURNAL,
     JournalCorrupt,
+    JournalFault,
     JournalLocked,
     JournalMismatch,
 )
@@ -254,3 +255,38 @@ def test_disk_full_the_input_is_not_acted_on_and_the_table_recovers_by_itself(
         assert [c["resolved_by"] for c in resolved] == [None, "JOURNAL"]
 
     asyncio.run(scenario())
+
+
+def test_a_full_disk_at_start_is_a_fault_a_restart_mends_not_a_damaged_journal(
+    small_disk: Path,
+) -> None:
+    """Stopped cleanly, then the disk filled: the journal is sound, and the unit must go on
+    restarting it (status 1), not tell the operator to move a good journal aside."""
+    path = small_disk / "j.sqlite3"
+    runner = runner_on(path)
+    for inp in session(1)[:30]:
+        runner.handle(inp)
+    runner.journal.close()
+    filler = fill(small_disk)
+    toml = small_disk.parent / "table.toml"
+    toml.write_text(
+        '[table]\nid = "war-07"\nsite = "main-floor"\n'
+        '[devices]\nshoe = "socket://127.0.0.1:9"\nconsole = "socket://127.0.0.1:9"\n'
+        f'[mqtt]\nurl = "mqtt://127.0.0.1:9"\n[storage]\npath = "{path}"\n'
+    )
+    try:
+        with pytest.raises(JournalFault, match="Free space") as err:
+            Journal(path)
+        assert "damaged" not in str(err.value)
+        child = subprocess.run(
+            [sys.executable, "-m", "table_controller.cli", "run", "--config", str(toml)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        filler.unlink()
+    assert child.returncode == 1, child.stderr
+    assert "damaged" not in child.stderr
+    Journal(path).close()  # sound all along
