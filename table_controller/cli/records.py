@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from table_controller.cli.records_ratings import RATINGS, configure_ratings, query_ratings, rows_of
+from table_controller.recorder.csvcell import csv_text
 from table_controller.recorder.errors import RecorderError
 from table_controller.recorder.times import parse_time
 
@@ -120,6 +121,11 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _csv_cell(value: Any) -> str:
+    text = _cell(value)
+    return csv_text(text) if isinstance(value, str | dict | list) else text
+
+
 def _write(rows: list[dict[str, Any]], as_csv: bool) -> None:
     columns: list[str] = []
     for row in rows:
@@ -127,7 +133,7 @@ def _write(rows: list[dict[str, Any]], as_csv: bool) -> None:
     if as_csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
-        writer.writerows([[_cell(r.get(c)) for c in columns] for r in rows])
+        writer.writerows([[_csv_cell(r.get(c)) for c in columns] for r in rows])
         return
     shown = [c for c in columns if not any(isinstance(r.get(c), dict | list) for r in rows)]
     cells = [[_cell(r.get(c)) for c in shown] for r in rows]

@@ -114,9 +114,15 @@ def seal(record: Mapping[str, Any], prev_hash: str | None) -> dict[str, Any]:
 
 
 def verifies(record: Mapping[str, Any]) -> bool:
-    """The record's own ``hash`` matches its content (False for an unsealed one)."""
+    """The record's own ``hash`` matches its content (False for an unsealed one, and for
+    one that cannot be canonicalised: no hash was ever computed of it)."""
     stated = record.get(HASH)
-    return isinstance(stated, str) and stated == record_hash(record)
+    if not isinstance(stated, str):
+        return False
+    try:
+        return stated == record_hash(record)
+    except ChainError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)

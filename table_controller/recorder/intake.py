@@ -59,6 +59,9 @@ class Leaf(StrEnum):
 SEQUENCED: Final = frozenset({Leaf.EVENTS, Leaf.ROUNDS, Leaf.ALERTS})
 LATEST: Final = frozenset({Leaf.STATUS, Leaf.STATE, Leaf.STATS})
 FEED_FIELDS: Final = frozenset({"feed_seq", "epoch", "prev_hash", "hash"})
+# What a table of another version may do to a body: send fields this one does not know,
+# or leave out fields it does.
+_OTHER_VERSION: Final = frozenset({"extra_forbidden", "missing"})
 REPLAY_UNAVAILABLE: Final = "REPLAY_UNAVAILABLE"
 
 _BODY: Final[dict[Leaf, TypeAdapter[Any]]] = {
@@ -107,6 +110,14 @@ class FeedMessage:
     body: dict[str, Any]
     problem: str | None
     unparsed: bool = False  # its envelope did not parse: kept by ``unparsed.kept_unparsed``
+    other_version: bool = False  # only fields unknown to this version, or left out, are wrong
+
+    @property
+    def readable(self) -> bool:
+        """Every field it has that this version knows is as the schema says: it may be a
+        table's latest ``status``, ``state`` or ``stats``, which the pages read (a dash for
+        what is left out). One with a list for its devices, say, is not."""
+        return self.usable or (self.other_version and not self.misplaced)
 
     @property
     def usable(self) -> bool:
@@ -155,10 +166,11 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         raise IntakeError(f"{topic}: envelope: {_first_error(exc)}") from exc
     except ValueError as exc:
         raise IntakeError(f"{topic}: envelope: ts: {exc}") from exc
-    problem = _check(leaf, body)
+    problem, other_version = _check(leaf, body)
     large = too_large(body)
     if large is not None:
         problem = f"{leaf.value}: {large}: beyond ±{LARGEST}, the feed's largest whole number"
+        other_version = False
     if scrubbed:
         problem = TEXT_PROBLEM + (f"; {problem}" if problem else "")
     msg = FeedMessage(
@@ -174,6 +186,7 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         payload=text,
         body=body,
         problem=problem,
+        other_version=other_version,
     )
     if msg.misplaced:
         problem = f"published on {topic} by table {env.table!r} of site {env.site!r}"
@@ -187,7 +200,9 @@ def _first_error(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}" if loc else str(err["msg"])
 
 
-def _check(leaf: Leaf, body: dict[str, Any]) -> str | None:
+def _check(leaf: Leaf, body: dict[str, Any]) -> tuple[str | None, bool]:
+    """(problem, other_version): the body's first problem, and whether fields this version
+    does not know, or leaves out, are its only problems (a table of another version)."""
     try:
         _BODY[leaf].validate_python(body)
     except ValidationError as exc:
@@ -198,8 +213,9 @@ def _check(leaf: Leaf, body: dict[str, Any]) -> str | None:
         ]
         if real:
             loc = ".".join(str(p) for p in real[0]["loc"])
-            return f"{leaf.value}: {loc}: {real[0]['msg']}"
-    return None
+            other = all(e["type"] in _OTHER_VERSION for e in real)
+            return f"{leaf.value}: {loc}: {real[0]['msg']}", other
+    return None, False
 
 
 def announced(msg: FeedMessage) -> tuple[str, int] | None:

@@ -6,13 +6,13 @@ RFC 3339 UTC. An unknown table raises :class:`UnknownTable`.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import datetime
 from typing import Any, Final
 
 from table_controller.feed.common import BURN_ROLES
 from table_controller.recorder.errors import UnknownTable
+from table_controller.recorder.storable import read_json
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.times import bound_text
 
@@ -49,7 +49,7 @@ async def tables(db: Backend) -> list[Json]:
     for site, table, topic, payload in await db.fetch(
         "SELECT site, table_id, topic, payload FROM latest"
     ):
-        latest.setdefault((site, table), {})[topic] = json.loads(payload)
+        latest.setdefault((site, table), {})[topic] = read_json(payload)
     critical = Counter(
         (a["site"], a["table"])
         for a in await alerts(db, open_only=True)
@@ -93,7 +93,7 @@ async def rounds(
     if last is not None:
         sql += " LIMIT ?"
         params.append(last)
-    return [json.loads(r[0]) for r in await db.fetch(sql, params)]
+    return [read_json(r[0]) for r in await db.fetch(sql, params)]
 
 
 async def one_round(db: Backend, site: str, table: str, epoch: str, round_id: int) -> Json | None:
@@ -105,7 +105,7 @@ async def one_round(db: Backend, site: str, table: str, epoch: str, round_id: in
     )
     if not rows:
         return None
-    record = json.loads(rows[0][0])
+    record = read_json(rows[0][0])
     return {"record": record, "reconstruction": reconstruction(record)}
 
 
@@ -193,7 +193,7 @@ async def _faults_over(db: Backend, faults: list[Json]) -> set[tuple[str, str, s
     for site, table, ts, payload in await db.fetch(
         "SELECT site, table_id, ts, payload FROM latest WHERE topic = 'status'"
     ):
-        statuses[(site, table)] = (ts, json.loads(payload))
+        statuses[(site, table)] = (ts, read_json(payload))
     over = set()
     for a in faults:
         ts, status = statuses.get((a["site"], a["table"]), ("", None))

@@ -10,6 +10,7 @@ column cannot hold it: a body with one does not count as a round or alert.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
@@ -25,6 +26,13 @@ _CHAR: Final = re.compile("[\x00\ud800-\udfff]")
 def may_hold_unstorable(text: str) -> bool:
     """Cheap: could the JSON ``text`` decode to an unstorable character?"""
     return _ESCAPE.search(text) is not None
+
+
+def read_json(text: str) -> Any:
+    """A stored payload as it is shown: every unstorable character of it as U+FFFD. A
+    round record is kept as sent (its hash is of those bytes), and read through this."""
+    value = json.loads(text)
+    return storable(value) if may_hold_unstorable(text) else value
 
 
 def storable(value: Any) -> Any:

@@ -217,6 +217,8 @@ class Recorder:
                 return
             log.warning("kept a message whose envelope does not parse as %s: %s", kept.id, exc)
             msg = kept
+        if msg.leaf in LATEST and not msg.readable:
+            log.warning("%s: not kept as the table's latest: %s", topic, msg.problem)
         self._pending.append(msg)
         self._arrived.set()
 
@@ -294,7 +296,7 @@ class Recorder:
         for msg in done.new:
             if msg.feed_seq is not None and len(self.commit_lag_ms) < LAGS_KEPT:
                 self.commit_lag_ms.append((now - parse_time(msg.ts)).total_seconds() * 1000)
-        for msg in [*done.new, *(m for m in batch if m.leaf in LATEST)]:
+        for msg in [*done.new, *(m for m in batch if m.leaf in LATEST and m.readable)]:
             if msg.misplaced or msg.unparsed:
                 continue  # shown as no table's (see store_batch), or with nothing to show
             self.live.publish(

@@ -40,7 +40,8 @@ async def check_arrivals(tx: Tx, rounds: Sequence[FeedMessage], *, found: str) -
     """Check the newly stored ``rounds`` in ``tx``; the number of breaks recorded."""
     rows = []
     for m in rounds:
-        record, round_id = m.body, int(m.body["round_id"])
+        # The record as sent, not as shown: the table hashed its bytes, a NUL included.
+        record, round_id = json.loads(m.payload), int(m.body["round_id"])
         before = await _neighbour(tx, m, round_id - 1)
         after = await _neighbour(tx, m, round_id + 1)
         found_breaks: list[Break] = []

@@ -81,5 +81,5 @@ def priced(record: Json, decks: int | None) -> HouseEdges | str:
     the odds cannot take must not stop a report: it is weighed as unpriced)."""
     try:
         return edges_for(record, decks)
-    except RatingsError as exc:
+    except (RatingsError, ValueError) as exc:  # ValueError: decks the odds cannot take
         return f"round {record.get('round_id')}: {exc}"

@@ -14,6 +14,7 @@ from typing import Any
 
 from table_controller.feed.chain import verifies
 from table_controller.recorder.queries import window
+from table_controller.recorder.storable import storable
 from table_controller.recorder.store.backend import Backend
 
 Json = dict[str, Any]
@@ -70,5 +71,6 @@ def csv_rows(records: list[Json]) -> list[Json]:
             for p in r.get("positions", [])
             for w in p.get("wagers", [])
         ]
-        out += [head | w for w in wagers] or [head]
+        # Shown, as the API shows it: the hash was checked on the record as sent.
+        out += [storable(head | w) for w in wagers] or [storable(head)]
     return out

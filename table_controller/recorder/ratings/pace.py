@@ -12,7 +12,6 @@ rounds they dealt over the hours they were at a table.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +20,7 @@ from typing import Any, Final
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.queries import window
 from table_controller.recorder.ratings.buckets import summaries
-from table_controller.recorder.storable import TEXT_PROBLEM
+from table_controller.recorder.storable import TEXT_PROBLEM, read_json
 from table_controller.recorder.store.backend import Backend
 from table_controller.recorder.store.schema import DEALER_CHANGES
 from table_controller.recorder.times import bound_text, parse_time
@@ -51,7 +50,7 @@ _BEFORE: Final = 20  # read back at a time for the change in force at the window
 
 
 def _change(ts: str, payload: str) -> tuple[datetime, str] | None:
-    body = json.loads(payload)
+    body = read_json(payload)
     if body.get("type") == "dealer_changed" and isinstance(body.get("dealer"), str):
         return parse_time(ts), body["dealer"]
     return None  # "dealer_changed" in another field's text

@@ -8,7 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from table_controller.recorder.queries import known, window
+from table_controller.recorder.storable import read_json
 from table_controller.recorder.store.backend import Backend
+
+MAX_DECKS = 8  # table-status/1: decks 1..8
 
 Json = dict[str, Any]
 
@@ -28,7 +31,7 @@ async def table_decks(db: Backend) -> dict[tuple[str, str], int]:
         "SELECT site, table_id, payload FROM latest WHERE topic = 'status'"
     ):
         decks = json.loads(payload).get("decks")
-        if type(decks) is int:
+        if type(decks) is int and 1 <= decks <= MAX_DECKS:  # as table-status/1 allows
             found[(site, table)] = decks
     return found
 
@@ -58,4 +61,4 @@ async def stored_rounds(
         + " ORDER BY site, table_id, ended, round_id",
         params,
     )
-    return [StoredRound(s, t, json.loads(r), decks.get((s, t))) for s, t, r in rows]
+    return [StoredRound(s, t, read_json(r), decks.get((s, t))) for s, t, r in rows]

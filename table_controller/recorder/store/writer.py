@@ -19,6 +19,7 @@ from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.intake import LATEST, FeedMessage, Leaf
 from table_controller.recorder.ratings.chain import check_arrivals
 from table_controller.recorder.sequence import SeqTrack
+from table_controller.recorder.storable import TEXT_PROBLEM
 from table_controller.recorder.store.backend import Backend, Tx
 from table_controller.recorder.times import parse_time
 
@@ -137,9 +138,12 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
         # A misplaced one (on one table's topic, naming another) is no table's latest: a
         # table's account could otherwise speak for another table.
         placed = [m for m in batch if not m.misplaced]
-        latest = sorted((m for m in placed if m.leaf in LATEST), key=_latest_key)
+        # Only one the pages can read as its schema says: one table's status with a list
+        # for its devices, say, would otherwise break the floor of every table.
+        latest = sorted((m for m in placed if m.leaf in LATEST and m.readable), key=_latest_key)
         await tx.executemany(
-            _UPSERT_LATEST, [(m.site, m.table, m.leaf.value, m.id, m.ts, m.payload) for m in latest]
+            _UPSERT_LATEST,
+            [(m.site, m.table, m.leaf.value, m.id, m.ts, _shown(m)) for m in latest],
         )
         tables = sorted({(m.site, m.table) for m in placed})
         await tx.executemany(_UPSERT_TABLE, [(s, t, received, received) for s, t in tables])
@@ -171,6 +175,12 @@ def _message_row(m: FeedMessage, received: str) -> tuple[Any, ...]:
         m.payload,
         m.problem,
     )
+
+
+def _shown(m: FeedMessage) -> str:
+    """A latest message's payload as read back: its text as shown (U+FFFD for what no
+    database holds), since a latest is read, never verified against a hash."""
+    return json.dumps(m.body) if m.problem and m.problem.startswith(TEXT_PROBLEM) else m.payload
 
 
 def _id(m: FeedMessage) -> str:

@@ -25,6 +25,7 @@ from starlette.templating import Jinja2Templates
 
 from table_controller.engine.settlement import rfc3339
 from table_controller.feed.payloads import rfc3339 as stored_time
+from table_controller.recorder.csvcell import csv_text
 from table_controller.recorder.errors import BadParameter
 from table_controller.recorder.web import charts, views
 from table_controller.recorder.web.auth import safe_next
@@ -68,6 +69,10 @@ def _text(value: str, name: str) -> str:
 def _site(request: Request) -> str | None:
     site = request.query_params.get("site") or None
     return None if site is None else _text(site, "site")
+
+
+def _csv_cell(value: object) -> object:
+    return csv_text(value) if isinstance(value, str) else "" if value is None else value
 
 
 def _csv_href(start: datetime, end: datetime, site: str | None) -> str:
@@ -232,8 +237,8 @@ class Pages:
             codes = row.get("alerts_by_code") or {}
             writer.writerow(
                 [
-                    *("" if row.get(c) is None else row.get(c) for c in REPORT_COLUMNS),
-                    " ".join(f"{k}={v}" for k, v in sorted(codes.items())),
+                    *(_csv_cell(row.get(c)) for c in REPORT_COLUMNS),
+                    csv_text(" ".join(f"{k}={v}" for k, v in sorted(codes.items()))),
                 ]
             )
         name = f"shift-report-{start:%Y%m%dT%H%M}-{end:%Y%m%dT%H%M}.csv"

@@ -179,11 +179,12 @@ def layout(state: Mapping[str, Any] | None) -> Layout | None:
         burns=int(state.get("burn_cards") or 0),
         seats=tuple(
             SeatNow(
-                position=int(p["position"]),
+                position=p["position"],
                 wagers=tuple((spot, amount) for spot, amount in (p.get("wagers") or {}).items()),
                 cards=tuple(p.get("cards") or ()),
             )
             for p in state.get("positions") or ()
+            if type(p.get("position")) is int  # a table of another version may leave it out
         ),
     )
 
