@@ -30,7 +30,7 @@ class RulesName(StrEnum):
 
 
 WagerResult = Literal["win", "lose", "push"]
-_ODDS: Final = re.compile(r"^\d+:\d+$")
+_ODDS: Final = re.compile(r"^\d+:\d+\Z")
 # The sensor board numbers spots of up to ten positions (docs/devices.md).
 BOARD_POSITIONS: Final = 10
 

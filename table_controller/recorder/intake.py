@@ -74,7 +74,7 @@ _BODY: Final[dict[Leaf, TypeAdapter[Any]]] = {
 }
 # "… feed_seq 3..5, 8: no longer held" (the table's message names the runs).
 _RUNS: Final = re.compile(r"feed_seq\s+([\d.,\s-]+)")
-_RUN: Final = re.compile(r"^(\d+)(?:\s*(?:\.\.|-)\s*(\d+))?$")
+_RUN: Final = re.compile(r"^(\d+)(?:\s*(?:\.\.|-)\s*(\d+))?\Z")
 
 
 class _Envelope(BaseModel):

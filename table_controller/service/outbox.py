@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 SCHEMA_VERSION: Final = 2
-_TOPIC_RE: Final = re.compile(r"^[^+#\x00]+$")
+_TOPIC_RE: Final = re.compile(r"^[^+#\x00]+\Z")
 
 DDL: Final = """
 CREATE TABLE IF NOT EXISTS meta (

@@ -38,6 +38,8 @@ def test_bad_names_short_passwords_and_broken_files_are_refused_by_name(tmp_path
     path = tmp_path / "users"
     with pytest.raises(UsersFileError, match="user name"):
         add_user(path, "a:b", "long enough")
+    with pytest.raises(UsersFileError, match="user name"):
+        add_user(path, "pit-2\n", "long enough")  # a file no start could read after
     with pytest.raises(UsersFileError, match="at least 8"):
         add_user(path, "alice", "short")
     with pytest.raises(UsersFileError, match="users add NAME --file"):

@@ -19,7 +19,7 @@ from table_controller.recorder.errors import RecorderConfigError
 from table_controller.recorder.store.backend import Backend, is_postgres
 from table_controller.recorder.store.schema import HAND_RECORDS, WORKING_TABLES
 
-ROLE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+ROLE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
 def _role(name: str) -> str:

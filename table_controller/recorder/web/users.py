@@ -27,7 +27,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from table_controller.recorder.web.errors import UsersFileError
 
 log = logging.getLogger(__name__)
-NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")  # fullmatch: no "\n" after
 MIN_PASSWORD: Final = 8
 SECRET_SUFFIX: Final = ".secret"
 _HASHER: Final = PasswordHasher()
@@ -97,7 +97,7 @@ class UsersFile:
 
 
 def check_name(name: str) -> str:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise UsersFileError(
             f"user name {name!r}: use 1-64 letters, digits, '.', '_', '@' or '-', "
             "starting with a letter or digit"
@@ -126,7 +126,7 @@ def _parse(path: Path, text: str) -> dict[str, str]:
         if not line or line.startswith("#"):
             continue
         name, sep, hashed = line.partition(":")
-        if not sep or not NAME.match(name) or not hashed.startswith("$argon2"):
+        if not sep or not NAME.fullmatch(name) or not hashed.startswith("$argon2"):
             raise UsersFileError(
                 f"{path}:{number}: not 'name:$argon2id$…': "
                 "rewrite it with `table-controller users add`"

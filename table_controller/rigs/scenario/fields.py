@@ -83,9 +83,9 @@ class Strict(BaseModel):
         return {n: getattr(self, n) for n in type(self).model_fields if n in self.model_fields_set}
 
 
-_ANSWER = re.compile(r"^(ACK|NAK [A-Z][A-Z0-9_]*)$")
+_ANSWER = re.compile(r"^(ACK|NAK [A-Z][A-Z0-9_]*)\Z")
 # Printable ASCII but the framing's ',', '$' and '*' (docs/devices.md, line framing).
-_PRESS_ARG = re.compile(r"^[\x21-\x23\x25-\x29\x2b\x2d-\x7e]+$")
+_PRESS_ARG = re.compile(r"^[\x21-\x23\x25-\x29\x2b\x2d-\x7e]+\Z")
 
 
 def _press_text(text: Any) -> str:
