@@ -30,12 +30,20 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from table_controller.feed.broker import BrokerConfigError, parse_broker_url
+from table_controller.feed.broker import (
+    BrokerConfigError,
+    check_password_transport,
+    parse_broker_url,
+    read_password,
+    tls_context,
+)
 from table_controller.feed.tomlfile import SectionKeyError, describe, read_toml
 from table_controller.recorder.errors import RecorderConfigError
 
@@ -53,11 +61,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+_BASE_DIR: Final = "base_dir"
+
+
+def _beside(path: Path | None, info: ValidationInfo) -> Path | None:
+    """A relative path is taken from the config file's folder, as the table's config does:
+    under systemd the working directory is /."""
+    base = info.context.get(_BASE_DIR) if isinstance(info.context, dict) else None
+    if path is None or path.is_absolute() or base is None:
+        return path
+    return Path(base) / path
+
+
 class MqttSection(_Strict):
     url: str = "mqtt://127.0.0.1:1883"
     username: Level | None = None
     password_file: Path | None = None
     ca_file: Path | None = None
+    # A password over plain mqtt:// to another machine is refused unless this says so.
+    allow_plaintext_password: StrictBool = False
     # The client id where the broker has no accounts (tests, the demo); with a
     # username the broker uses that (use_username_as_clientid) and so do we.
     client_id: Level | None = None
@@ -76,6 +98,22 @@ class MqttSection(_Strict):
         except BrokerConfigError as exc:
             raise ValueError(str(exc).removeprefix("mqtt.url: ")) from exc
         return value
+
+    @field_validator("password_file", "ca_file")
+    @classmethod
+    def _files(cls, path: Path | None, info: ValidationInfo) -> Path | None:
+        return _beside(path, info)
+
+    @model_validator(mode="after")
+    def _password_transport(self) -> MqttSection:
+        if self.password_file is not None:
+            try:
+                check_password_transport(
+                    parse_broker_url(self.url), allow_plaintext=self.allow_plaintext_password
+                )
+            except BrokerConfigError as exc:
+                raise ValueError(str(exc).removeprefix("mqtt.url: ")) from None
+        return self
 
     @property
     def name(self) -> str:
@@ -108,6 +146,11 @@ class HttpSection(_Strict):
     users_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
+
+    @field_validator("users_file", "cert_file", "key_file")
+    @classmethod
+    def _files(cls, path: Path | None, info: ValidationInfo) -> Path | None:
+        return _beside(path, info)
 
     @field_validator("listen")
     @classmethod
@@ -146,19 +189,36 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def parse_config(data: dict[str, Any]) -> RecorderConfig:
-    """Validate a configuration mapping; the error names every bad key."""
+def parse_config(data: dict[str, Any], *, base_dir: Path | None = None) -> RecorderConfig:
+    """Validate a configuration mapping; the error names every bad key. Relative paths are
+    taken from ``base_dir`` (the config file's folder) when given."""
     try:
-        return RecorderConfig.model_validate(data)
+        return RecorderConfig.model_validate(
+            data, context={_BASE_DIR: base_dir} if base_dir is not None else None
+        )
     except ValidationError as exc:
         raise RecorderConfigError(describe(exc)) from exc
 
 
+def check_files(cfg: RecorderConfig) -> None:
+    """The broker's secret private and readable, its CA a CA: said at once, naming the
+    key, before the database is opened (the recorder would refuse them only then)."""
+    try:
+        if cfg.mqtt.password_file is not None:
+            read_password(cfg.mqtt.password_file)
+        if cfg.mqtt.ca_file is not None or parse_broker_url(cfg.mqtt.url).tls:
+            tls_context(cfg.mqtt.ca_file)
+    except BrokerConfigError as exc:
+        raise RecorderConfigError(str(exc)) from None
+
+
 def load_config(path: str | Path) -> RecorderConfig:
-    """Read and validate a TOML recorder configuration."""
+    """Read and validate a TOML recorder configuration and check the files it names."""
     p = Path(path)
     data = read_toml(p, RecorderConfigError)
     try:
-        return parse_config(data)
+        cfg = parse_config(data, base_dir=p.absolute().parent)
+        check_files(cfg)
     except RecorderConfigError as exc:
         raise RecorderConfigError(f"{p}: {exc}") from exc
+    return cfg
