@@ -47,6 +47,11 @@ readonly RECORDER_LEAVES=(ack replay)
 #   recorder  reads its site; writes only ack and replay of its site's tables.
 #   bridge    a site broker's bridge on the central broker: writes the six leaves
 #             of its site's tables, reads their ack and replay.
+#   bridge-in on the site broker, the same bridge as the source of what it brings
+#             down (mosquitto 2.0 gives those messages its remote_username): writes
+#             the ack and replay of its site's tables. An ACL block with no password:
+#             nobody can log in as it. Without it, check_retain_source withholds a
+#             retained ack from every table that subscribes after it came down.
 # A `+` in a topic line matches one whole level (any table id at the site).
 table_rules() { # SITE TABLE_ID
     local base="casino/$1/table/$2" leaf
@@ -81,6 +86,13 @@ bridge_rules() { # SITE
     done
     for leaf in "${RECORDER_LEAVES[@]}"; do
         printf 'topic read casino/%s/table/+/%s\n' "$1" "$leaf"
+    done
+}
+
+bridge_in_rules() { # SITE
+    local leaf
+    for leaf in "${RECORDER_LEAVES[@]}"; do
+        printf 'topic write casino/%s/table/+/%s\n' "$1" "$leaf"
     done
 }
 
@@ -203,6 +215,29 @@ provision() {
         echo "$kind '$name' provisioned; the line above is its secret" >&2
     fi
     echo "apply to a running broker: systemctl reload mosquitto" >&2
+}
+
+# rules_only KIND NAME RULES: NAME's ACL block and no password (one the broker
+# checks messages against, never a login).
+rules_only() {
+    local kind=$1 name=$2 rules=$3 existing
+    take_lock
+    ensure_files
+    existing=$(account_kind "$name")
+    if [[ -n $existing && $existing != "$kind" ]]; then
+        die "'$name' is already a $existing account on this broker; remove it first (${0##*/} --remove ...) or choose another name"
+    fi
+    if awk -F: -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$passwd_file"; then
+        die "'$name' has a password on this broker: it would be a login, not only rules"
+    fi
+    {
+        acl_without "$name"
+        printf '# >>> %s %s\n' "$kind" "$name"
+        printf 'user %s\n' "$name"
+        printf '%s\n' "$rules"
+        printf '# <<< %s %s\n' "$kind" "$name"
+    } | replace_file "$acl_file"
+    echo "$kind '$name' rules written (no password); apply: systemctl reload mosquitto" >&2
 }
 
 # deprovision KIND NAME: drop NAME's password and ACL block.

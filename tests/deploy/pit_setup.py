@@ -194,10 +194,14 @@ def pit_broker(
     pit_displays: Mapping[str, str] = PIT_DISPLAYS,
     recorders: Mapping[str, str] = RECORDERS,
     bridges: Mapping[str, str] | None = None,
+    bridged_in: Mapping[str, str] | None = None,
     extra_conf: str = "",
     cert: str = "server",
 ) -> Iterator[PitBroker]:
-    """Provision the accounts with the scripts, render the config, run mosquitto."""
+    """Provision the accounts with the scripts, render the config, run mosquitto.
+
+    ``bridged_in``: on a site broker, the bridges (by remote_username) whose messages
+    coming down are held to their site-side rules (``provision-bridge.sh --site-side``)."""
     root = Path(tempfile.mkdtemp(prefix="pit-broker-"))
     try:
         give_to_broker(root, 0o750)
@@ -232,6 +236,8 @@ def pit_broker(
                 secret = secrets / f"{name}.secret"
                 run_script(script, site, name, str(secret), env=files.script_env)
                 accounts[name] = Account(name, secret)
+        for name, site in (bridged_in or {}).items():
+            run_script("provision-bridge.sh", "--site-side", site, name, env=files.script_env)
         port = free_port()
         broker = MosquittoBroker(port, config_text=render_pit_broker_conf(port, files) + extra_conf)
         setup = PitBroker(broker=broker, ca=ca, files=files, accounts=accounts)

@@ -46,7 +46,11 @@ def brokers(pit_ca: PitCa) -> Iterator[tuple[PitBroker, PitBroker]]:
             # own would take the running bridge's session.
             bridges={BRIDGE_ACCOUNT: "main-floor", "bridge-probe": "main-floor"},
         ) as central,
-        pit_broker(pit_ca, extra_conf=render_bridge_conf(central)) as site,
+        pit_broker(
+            pit_ca,
+            bridged_in={BRIDGE_ACCOUNT: "main-floor"},
+            extra_conf=render_bridge_conf(central),
+        ) as site,
     ):
         _wait_for_bridge(site, central)
         yield site, central
@@ -116,6 +120,11 @@ def test_ack_and_replay_flow_back_to_the_table(brokers: tuple[PitBroker, PitBrok
             assert recorder.publish(topic("war-07", "replay"), replay) in ACCEPTED
         got = {bytes(table.next_message().payload) for _ in range(2)}
         assert got == {ack, replay}
+    # A table that comes back later is handed the retained ack by its own broker: the
+    # bridge's site-side rules let it be the source (check_retain_source).
+    with MqttClient(site, "war-07") as table:
+        assert table.subscribe(topic("war-07", "ack")) == [1]
+        assert bytes(table.next_message().payload) == ack
     with MqttClient(central, "rec-c") as recorder:
         assert recorder.publish(topic("war-07", "ack"), b"", retain=True) in ACCEPTED
 

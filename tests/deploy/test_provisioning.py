@@ -157,6 +157,31 @@ def test_moving_a_table_to_another_site_replaces_its_rule(tmp_path: Path) -> Non
     ]
 
 
+def test_a_bridges_site_side_rules_are_rules_and_no_login(tmp_path: Path) -> None:
+    """On the site broker, the bridge's remote_username may be the source of the ack and
+    replay it brings down, and nothing else; it has no password, so it is no login."""
+    env = _env(tmp_path)
+    run_script("provision-pit.sh", "main-floor", "pit-1", env=env)
+    run_script("provision-bridge.sh", "--site-side", "main-floor", "br-1", env=env)
+    run_script("provision-bridge.sh", "--site-side", "main-floor", "br-1", env=env)  # again
+    site = "casino/main-floor/table/+"
+    assert _rules(_acl(tmp_path)) == [
+        "user pit-1",
+        "topic read casino/main-floor/#",
+        "user br-1",
+        f"topic write {site}/ack",
+        f"topic write {site}/replay",
+    ]
+    assert _users(tmp_path) == ["pit-1"]
+    taken = run_script(
+        "provision-bridge.sh", "--site-side", "main-floor", "pit-1", env=env, check=False
+    )
+    assert taken.returncode != 0
+    assert "already a pit account" in taken.stderr
+    run_script("provision-bridge.sh", "--site-side", "--remove", "main-floor", "br-1", env=env)
+    assert _rules(_acl(tmp_path)) == ["user pit-1", "topic read casino/main-floor/#"]
+
+
 def test_remove(tmp_path: Path) -> None:
     env = _env(tmp_path)
     run_script("provision-table.sh", "main-floor", "war-07", env=env)
