@@ -160,7 +160,7 @@ class JournalFaults:
         if isinstance(inp, ConsolePress):
             # docs/devices.md: a press already answered gets its first answer again (the
             # engine gave it from memory, changing nothing); any other is refused.
-            again = inp.k <= self.engine.answered_up_to
+            again = self._answered_before(inp)
             known = [o for o in outputs if isinstance(o, ConsoleReply) and o.k == inp.k]
             answer = known[0] if again and known else ConsoleReply(inp.k, Refusal.JOURNAL_FAULT)
             self.console_out.put_nowait(answer)
@@ -179,6 +179,12 @@ class JournalFaults:
             self._fault_raised(detail)
         else:
             log.debug("input not journaled (journal fault): %s", type(inp).__name__)
+
+    def _answered_before(self, press: ConsolePress) -> bool:
+        """A press the engine has answered: not while the console's restart waits to be fed
+        (its numbering begins again, so every press is a new one)."""
+        renumbered = any(isinstance(r, PressesRenumbered) for r in self._redo)
+        return not renumbered and press.k <= self.engine.answered_up_to
 
     def _read_out_of_turn(self, inp: Input) -> bool:
         """A shoe input while reads a fault refused are still to come back (RESEND, in

@@ -172,6 +172,12 @@ class TableRunner(JournalFaults):
         """Feed one input; journal it with its messages; then act. False: not acted on."""
         if self._read_out_of_turn(inp):
             return False
+        # A fault is ended before anything newer is taken: its resolution journaled, then
+        # what it held back fed (a device gone, the console's new numbering, the layout),
+        # so that this input meets the table as it now is.
+        if self.fault is not None and not self.retry_journal():
+            self._refuse(inp, self.fault or "", self._answer_again(inp))
+            return False
         # What a journal fault left owed goes first.
         refused = self._pay_owed()
         if refused is not None:
@@ -182,8 +188,6 @@ class TableRunner(JournalFaults):
             self._refuse(inp, done.detail, done.outputs)
             return False
         self._act(done)
-        if self.fault is not None:
-            self._fault_resolved()
         return True
 
     def _commit(self, inp: Input) -> Committed | Refused:
@@ -218,7 +222,7 @@ class TableRunner(JournalFaults):
         """What the engine says to a press it has answered already (that answer, from its
         memory): told again even when the journal cannot take the press. The engine is
         rebuilt from the journal after, as after any commit that failed."""
-        if not isinstance(inp, ConsolePress) or inp.k > self.engine.answered_up_to:
+        if not isinstance(inp, ConsolePress) or not self._answered_before(inp):
             return []
         outputs = self.engine.feed(inp)
         self.engine = restore(self.cfg, self.journal).engine

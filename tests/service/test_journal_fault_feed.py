@@ -172,14 +172,16 @@ def test_a_disk_that_fills_again_at_once_leaves_no_gap_in_feed_seq(small_disk: P
             now: datetime | None = None,
         ) -> int:
             number = record(input_json, messages, now=now)
-            # The input's commit went through; the disk is full again before the next one.
-            if input_json["type"] == "spots_changed" and not fillers:
+            # The owed alert's commit went through (the first, once the disk is back); the
+            # disk is full again before the next one, the fault's resolution.
+            if input_json["type"] == "service_alert" and not fillers:
                 fillers.append(fill(small_disk))
             return number
 
         runner.journal.record = record_then_refill  # type: ignore[method-assign]
-        assert runner.handle(dataclasses.replace(layout_again(), at=card.at))
+        assert not runner.handle(dataclasses.replace(layout_again(), at=card.at))
         # The resolution could not be journaled: the fault goes on, and nothing said its end.
+        assert fillers
         assert runner.fault is not None
         assert not [m for m in sent if json.loads(m.payload).get("resolved_by")]
         fillers[0].unlink()
