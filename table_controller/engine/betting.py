@@ -158,6 +158,24 @@ def in_play_lights(t: Table) -> int:
     return mask
 
 
+def lights_now(t: Table) -> int:
+    """The spots lit now, read from the table alone: what its last ``SetLights`` said. A
+    table rebuilt from its journal lights the board with it (a board powered from the
+    table PC lost its lights with it): the initial spots in play until the dealer's card
+    is placed (rule 2), the war spots of the tie hands while they decide (§(i)(3))."""
+    rnd = t.round
+    if t.phase is Phase.TIE_DECISION:
+        mask = 0
+        for h in rnd.hands.values():
+            if h.outcome is Outcome.TIE:
+                mask |= 1 << spot_bit(h.position, SPOT_WAR)
+        return mask
+    dealing = t.phase is Phase.DEALING and rnd.latched
+    if dealing and not any(c.role is Role.DEALER for c in rnd.cards):
+        return in_play_lights(t)
+    return 0
+
+
 def guard(t: Table, position: int, spot: int) -> tuple[Guard, int | None, SpotKind]:
     """How a spot may change now: free, latched (with its amount), open, or late."""
     name = SPOT_NAMES[spot]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from table_controller.engine.alerts import on_service_alert
-from table_controller.engine.betting import on_spots
+from table_controller.engine.betting import lights_now, on_spots
 from table_controller.engine.console import on_press, on_renumbered
 from table_controller.engine.dealing import on_card, on_cover, on_gap, on_misread, settle_original
 from table_controller.engine.devices import on_offline, on_online, on_refused, on_shoe_status
@@ -92,6 +92,11 @@ class RoundEngine:
     @property
     def held(self) -> bool:
         return self._table.held
+
+    @property
+    def lights(self) -> int:
+        """The layout's lights now (what the last ``SetLights`` said), from the state."""
+        return lights_now(self._table)
 
     @property
     def round_id(self) -> int:

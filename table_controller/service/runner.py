@@ -152,8 +152,11 @@ class TableRunner(JournalFaults):
         self.publish_journaled: Callable[[Sequence[OutboxMessage]], None] = lambda msgs: None
         self.publish_unjournaled: Callable[[OutboxMessage], None] = lambda msg: None
         self.publish_view: Callable[[OutboxMessage], None] = lambda msg: None
-        # A newly connected lights task needs to know what should be lit.
-        self.lights_mask = 0
+        # What should be lit, from the state the journal rebuilt: a board powered from this
+        # PC lost its lights with it, and nothing else lights it before the game changes
+        # them (the war spots of a tie decision, the initial spots of a deal).
+        self.lights_mask = self.engine.lights
+        self.lights_out.put_nowait(SetLights(self.lights_mask))
         # The serial number of the sensor board in use, once it is found.
         self.board_serial: str | None = None
         # JOURNAL_FAULT (journal_fault.py): what failed, what to redo, what is owed.

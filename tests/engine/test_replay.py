@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from table_controller.engine import (
     SNAPSHOT_VERSION,
     EngineSnapshot,
+    Phase,
     RoundEngine,
+    SetLights,
     SnapshotError,
     TableSetup,
     input_from_json,
@@ -50,6 +52,24 @@ def test_replay_of_the_journal_form(rules: RulesProfile, seed: int) -> None:
     engine, outputs = replay(t.setup, (input_from_json(json.loads(line)) for line in journal))
     assert engine.snapshot() == t.state
     assert outputs == t.outputs
+
+
+@pytest.mark.parametrize(("rules", "seed"), CASES)
+def test_the_lights_are_read_from_the_state_as_the_last_set_lights_said(
+    rules: RulesProfile, seed: int
+) -> None:
+    """A table rebuilt from its journal (a power cut) lights its board from its state
+    alone: after every input that is what the last ``SetLights`` said."""
+    t = random_session(rules, seed, rounds=60)
+    engine, lit, seen = RoundEngine(t.setup), 0, set()
+    for inp in t.inputs:
+        for out in engine.feed(inp):
+            if isinstance(out, SetLights):
+                lit = out.mask
+        assert engine.lights == lit, (engine.phase, inp)
+        seen.add((engine.phase, lit != 0))
+    # Lit in the deal and in the tie decision, and dark otherwise, each at least once.
+    assert {(Phase.DEALING, True), (Phase.TIE_DECISION, True), (Phase.BETTING, False)} <= seen
 
 
 def test_a_restart_midway_continues_exactly() -> None:
