@@ -59,9 +59,9 @@ class Observer:
     def of(self, topic: str) -> list[dict[str, Any]]:
         return self.by_topic.get(topic, [])
 
-    async def start(self) -> None:
+    async def start(self, timeout: float = WAIT_S) -> None:
         self._task = asyncio.create_task(self._run(), name="observer")
-        async with asyncio.timeout(WAIT_S):
+        async with asyncio.timeout(timeout):
             await self._subscribed.wait()
 
     async def close(self) -> None:

@@ -257,3 +257,31 @@ def test_a_bad_rig_file_names_the_key(tmp_path: Path, text: str, says: str) -> N
         load_rig(path)
     assert str(path) in str(caught.value)
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize("broken", ["broker", "shoe line"])
+def test_a_bench_that_is_not_right_is_reported_with_every_scenario(
+    tmp_path: Path, mosquitto: MosquittoBroker, capsys: pytest.CaptureFixture[str], broken: str
+) -> None:
+    """A broker nobody answers at, or a rig line that does not open: each scenario is an
+    error naming what failed, the summary and the JUnit file are written, status 1; no
+    traceback (these are a bench's first mistakes)."""
+    broker = f"mqtt://127.0.0.1:{free_port()}" if broken == "broker" else mosquitto.url
+    rig = tmp_path / "rig.toml"
+    rig.write_text(
+        f'[rig]\nbroker = "{broker}"\nsite = "{SITE}"\ntable = "war-07"\n'
+        f'shoe = "{tmp_path / "no-such-line"}"\nconsole = "{tmp_path / "no-such-line"}"\n'
+        f'sensors = "127.0.0.1:{free_port()}"\ntimeout_scale = 0.05\n',
+        encoding="utf-8",
+    )
+    junit = tmp_path / "bench.xml"
+    scenarios = [str(p) for p in shipped_scenarios()[:2]]
+    argv = ["scenario", "run", "--external", str(rig), *scenarios, "--junit", str(junit)]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    cases = ET.parse(junit).getroot().iter("testcase")
+    errors = [case.find("error") for case in cases]
+    assert len(errors) == 2
+    assert all(e is not None for e in errors)
+    said = "127.0.0.1" if broken == "broker" else "no-such-line"
+    assert said in out

@@ -36,6 +36,7 @@ from simulators.sensors import SimulatedBoard
 from simulators.serve import SimulatedLineDevice, serve_on_port
 from simulators.shoe import build_shoe
 from table_controller.rigs.errors import RigUnavailable, TableMisbehaved
+from table_controller.rigs.observer import WAIT_S as OBSERVER_WAIT_S
 from table_controller.rigs.observer import Observer
 from table_controller.rigs.scenario.loading import LoadedScenario
 from table_controller.rigs.scenario.local import play, rig_failed, shoe_cards
@@ -109,19 +110,26 @@ class ExternalTable:
         return self.rig.timeout_scale
 
     async def __aenter__(self) -> ExternalTable:
-        await self.session.start()
-        await self._board.start()
-        for name, device in self._lines.items():
-            url = getattr(self.rig, name)
-            try:
-                self._ports[name] = await serve_on_port(device, url)
-            except ValueError as exc:
-                raise RigUnavailable(f"the {name} line {url}: {exc}") from exc
-            await self._wait_port(name)
+        try:
+            await self.session.start(OBSERVER_WAIT_S * self.scale)
+            await self._board.start()
+            for name, device in self._lines.items():
+                url = getattr(self.rig, name)
+                try:
+                    self._ports[name] = await serve_on_port(device, url)
+                except ValueError as exc:
+                    raise RigUnavailable(f"the {name} line {url}: {exc}") from exc
+                await self._wait_port(name)
+        except BaseException:
+            await self._close()  # what did open: the board's port, a line, the session
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.end_scenario()
+        await self._close()
+
+    async def _close(self) -> None:
         for device in self._lines.values():
             await device.close()
         await self._board.close()
@@ -360,16 +368,24 @@ async def run_external(
 ) -> ExternalRun:
     """Play ``scenarios`` one after another on the table under test."""
     run = ExternalRun(rig)
-    async with ExternalTable(rig) as table:
-        run.status = await table.wait_online()
-        for loaded in scenarios:
-            why = table.cannot_run(loaded.scenario)
-            result = _skipped(loaded, why) if why else await _one(table, loaded)
+    try:
+        async with ExternalTable(rig) as table:
+            run.status = await table.wait_online()
+            for loaded in scenarios:
+                why = table.cannot_run(loaded.scenario)
+                result = _skipped(loaded, why) if why else await _one(table, loaded)
+                run.results.append(result)
+                if progress is not None:
+                    progress(result)
+            run.status = table.session.last("status") or run.status
+            run.hello = table.shoe.hello
+            run.board_serial = table.board.identity.serial
+            run.alerts = len({a["alert"] for a in table.session.of("alerts")})
+    except Exception as exc:  # the bench itself: a broker, a line or a table not there
+        failed = rig_failed(exc, rig.broker)
+        for loaded in scenarios[len(run.results) :]:
+            result = ScenarioResult(loaded.name, loaded.path, datetime.now(UTC), 0.0, (failed,))
             run.results.append(result)
             if progress is not None:
                 progress(result)
-        run.status = table.session.last("status") or run.status
-        run.hello = table.shoe.hello
-        run.board_serial = table.board.identity.serial
-        run.alerts = len({a["alert"] for a in table.session.of("alerts")})
     return run
