@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import aiomqtt
@@ -19,6 +21,17 @@ from paho.mqtt.properties import Properties
 from table_controller.feed.broker import cancel_until_ended, parse_broker_url
 
 WAIT_S: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLogin:
+    """How an observer logs in: an account and its password, and TLS for mqtts://."""
+
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls: ssl.SSLContext | None = field(default=None, repr=False)
+
+
 OBSERVER_SESSION_EXPIRY_S: Final = 3600
 
 
@@ -29,9 +42,17 @@ class Observer:
     """
 
     def __init__(
-        self, broker_url: str, topic_filter: str, *, protocol: str = "5", session: str | None = None
+        self,
+        broker_url: str,
+        topic_filter: str,
+        *,
+        protocol: str = "5",
+        session: str | None = None,
+        login: BrokerLogin | None = None,
     ) -> None:
         self.broker = parse_broker_url(broker_url)
+        # A deployed broker's account and TLS (rig.toml); none on a loopback test broker.
+        self.login = login or BrokerLogin()
         self.topic_filter = topic_filter
         # A named session (MQTT 5) outlives the connection, and a broker restart when the
         # broker keeps sessions on disk: what is published meanwhile waits for the observer.
@@ -71,7 +92,13 @@ class Observer:
 
     def _new_client(self) -> aiomqtt.Client:
         return aiomqtt.Client(
-            self.broker.host, self.broker.port, protocol=self.protocol, **self._session_options()
+            self.broker.host,
+            self.broker.port,
+            protocol=self.protocol,
+            username=self.login.username,
+            password=self.login.password,
+            tls_context=self.login.tls,
+            **self._session_options(),
         )
 
     async def _run(self) -> None:

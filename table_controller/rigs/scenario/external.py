@@ -80,7 +80,8 @@ class ExternalTable:
         }
         self._ports: dict[str, PortEndpoint] = {}
         self._pulled: set[str] = set()
-        self.session = Observer(rig.broker, f"{rig.prefix}/#")
+        self._login = rig.login()
+        self.session = Observer(rig.broker, f"{rig.prefix}/#", login=self._login)
         """Every message of the run (the summary's, and the waits between scenarios)."""
         self._observer: Observer | None = None
 
@@ -297,7 +298,7 @@ class ExternalTable:
     async def start_scenario(self) -> dict[str, Any] | None:
         """A fresh observer for the scenario; the table's retained ``state`` (None for a
         table that has published none yet)."""
-        self._observer = Observer(self.rig.broker, f"{self.rig.prefix}/#")
+        self._observer = Observer(self.rig.broker, f"{self.rig.prefix}/#", login=self._login)
         await self._observer.start()
         if self.session.last("state") is None:
             return None

@@ -9,10 +9,25 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from table_controller.feed.broker import parse_broker_url
+from table_controller.feed.broker import (
+    BrokerConfigError,
+    check_password_transport,
+    parse_broker_url,
+    read_password,
+    tls_context,
+)
 from table_controller.rigs.errors import RigConfigError
+from table_controller.rigs.observer import BrokerLogin
 from table_controller.service.config import DevicesSection
 
 _IDENT = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -41,6 +56,45 @@ class RigSection(_Strict):
     """Kills the controller; its supervisor (systemd) starts it again (``kill: controller``)."""
     timeout_scale: float = Field(default=1.0, gt=0, le=100)
     """Every timeout of the scenarios times this, for slow hardware."""
+    username: str | None = Field(default=None, min_length=1)
+    """The rig's account on a deployed broker (a pit display's will do: it reads)."""
+    password_file: Path | None = None
+    """Its secret, private to the user running the rig (as a table's)."""
+    ca_file: Path | None = None
+    """The CA of an ``mqtts://`` broker (default: the system's)."""
+
+    @field_validator("password_file", "ca_file")
+    @classmethod
+    def _beside_the_rig_file(cls, path: Path | None, info: ValidationInfo) -> Path | None:
+        base = info.context.get("base_dir") if isinstance(info.context, dict) else None
+        return path if path is None or path.is_absolute() or base is None else base / path
+
+    @model_validator(mode="after")
+    def _login(self) -> RigSection:
+        address = parse_broker_url(self.broker)
+        if self.password_file is not None:
+            if self.username is None:
+                raise ValueError("password_file needs username")
+            try:
+                check_password_transport(address, allow_plaintext=False, key="rig.broker")
+            except BrokerConfigError as exc:
+                raise ValueError(str(exc)) from None
+        if self.ca_file is not None and not address.tls:
+            raise ValueError("ca_file needs an mqtts:// broker")
+        return self
+
+    def login(self) -> BrokerLogin:
+        """The account, its password and TLS, read now; RigConfigError names the key."""
+        try:
+            password = None
+            if self.password_file is not None:
+                password = read_password(self.password_file, key="rig.password_file")
+            tls = None
+            if parse_broker_url(self.broker).tls:
+                tls = tls_context(self.ca_file, key="rig.ca_file")
+        except BrokerConfigError as exc:
+            raise RigConfigError(str(exc)) from None
+        return BrokerLogin(self.username, password, tls)
 
     @field_validator("broker")
     @classmethod
@@ -83,10 +137,14 @@ class RigFile(_Strict):
     rig: RigSection
 
 
-def parse_rig(data: dict[str, object], *, where: str = "rig.toml") -> RigSection:
-    """Validate a rig file's mapping; a RigConfigError names every bad key."""
+def parse_rig(
+    data: dict[str, object], *, where: str = "rig.toml", base_dir: Path | None = None
+) -> RigSection:
+    """Validate a rig file's mapping; a RigConfigError names every bad key. Relative paths
+    are taken from ``base_dir`` (the rig file's folder) when given."""
     try:
-        return RigFile.model_validate(data).rig
+        context = {"base_dir": base_dir} if base_dir is not None else None
+        return RigFile.model_validate(data, context=context).rig
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -107,4 +165,9 @@ def load_rig(path: str | Path) -> RigSection:
         raise RigConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise RigConfigError(f"{p}: not valid TOML: {exc}") from None
-    return parse_rig(data, where=str(p))
+    rig = parse_rig(data, where=str(p), base_dir=p.absolute().parent)
+    try:
+        rig.login()  # the secret and the CA, checked before anything is opened
+    except RigConfigError as exc:
+        raise RigConfigError(f"{p}: {exc}") from None
+    return rig
