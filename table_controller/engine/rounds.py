@@ -44,6 +44,20 @@ def finish_round(t: Table) -> None:
     """Rule 7 (docs/rules.md): record, event, figures; then a round opens (or a shuffle is due)."""
     record = _record(t, None)
     t.emit(EventType.ROUND_SETTLED, {"net": record.net})
+    _count(t, record)
+    st = t.stats
+    t.stats = st._replace(
+        rounds=st.rounds + 1,
+        first_started=st.first_started if st.first_started is not None else t.round.started,
+        last_ended=t.at,
+    )
+    next_round(t)
+
+
+def _count(t: Table, record: RoundRecord) -> None:
+    """What a round's settled wagers add to the table's figures: the drop, the win, and its
+    ties, wars and surrenders (a round voided after its original deal counts what that deal
+    settled: docs/rules.md VOID_ROUND)."""
     st = t.stats
     drop, win = st.drop, st.win
     if drop is not None and win is not None:
@@ -66,16 +80,12 @@ def finish_round(t: Table) -> None:
             elif h.decision is Decision.SURRENDER:
                 surrenders += 1
     t.stats = st._replace(
-        rounds=st.rounds + 1,
         ties=st.ties + ties,
         wars=st.wars + wars,
         surrenders=st.surrenders + surrenders,
         drop=drop,
         win=win,
-        first_started=st.first_started if st.first_started is not None else t.round.started,
-        last_ended=t.at,
     )
-    next_round(t)
 
 
 def next_round(t: Table) -> None:
@@ -102,14 +112,18 @@ VOIDED_BY_THE_SHUFFLE = "the shoe was changed before this round was dealt"
 
 
 def void_round(t: Table, why: str = VOIDED_BY_THE_DEALER) -> None:
-    """A misdeal: every latched wager is void, the record says so, a new round opens."""
+    """A misdeal: every latched wager is void, but for what an original deal already settled
+    (§(i)(1)-(2): collected and paid before the war deal); the record says so, a new
+    round opens."""
     round_alerts = [a for a in t.open_alerts if a.code not in DEVICE_ALERTS]
     resolve(t, round_alerts, ResolvedBy.VOID_ROUND)
     if t.phase is Phase.TIE_DECISION or t.round.next_due() is not None:
         t.out.append(SetLights(0))
     codes = sorted({a.code.value for a in round_alerts})
     reason = why + (f" ({', '.join(codes)})" if codes else "")
-    _record(t, reason)
+    record = _record(t, reason)
     t.emit(EventType.ROUND_VOIDED, {"reason": reason})
+    if t.round.original_settled:
+        _count(t, record)  # what the original deal settled stands (§(i)(1)-(2))
     t.stats = t.stats._replace(voids=t.stats.voids + 1)
     next_round(t)

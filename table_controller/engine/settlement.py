@@ -178,6 +178,24 @@ def void_hand(pt: Paytable, hand: Hand) -> list[WagerRecord]:
     return wagers
 
 
+def void_after_settling(pt: Paytable, hand: Hand) -> list[WagerRecord]:
+    """A hand of a round voided once its original deal was settled. §(i)(1)–(2): the
+    initial and tie wagers of that deal were collected and paid before any war deal, so
+    what it decided stands (a win, a loss, a surrender, a tie wager won on a tie); only
+    what the war deal was to decide is void: the initial wager of a tie hand that had not
+    surrendered, its war wager and its war-deal tie wager."""
+    if hand.outcome is not Outcome.TIE or hand.decision is Decision.SURRENDER:
+        return settle_hand(pt, hand)
+    wagers = [_void(SpotKind.INITIAL, hand.initial.amount, pt.initial_odds)]
+    if hand.tie is not None:
+        wagers.append(pt.tie_win.settle(SpotKind.TIE, hand.tie.amount))
+    if hand.war is not None:
+        wagers.append(_void(SpotKind.WAR, hand.war.amount, pt.war_odds))
+    if hand.war_tie is not None:
+        wagers.append(_void(SpotKind.WAR_TIE, hand.war_tie.amount, pt.tie_odds))
+    return wagers
+
+
 def total(nets: list[int | None]) -> int | None:
     """The sum of ``nets``, None if any is unknown."""
     sum_ = 0
@@ -224,7 +242,12 @@ def build_record(
             wagers = void_hand(pt, hand)
             card = None
         else:
-            wagers = void_hand(pt, hand) if void else settle_hand(pt, hand)
+            if not void:
+                wagers = settle_hand(pt, hand)
+            elif rnd.original_settled:
+                wagers = void_after_settling(pt, hand)
+            else:
+                wagers = void_hand(pt, hand)
             card = cards.get(p)
         entries.append(
             PositionRecord(

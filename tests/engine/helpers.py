@@ -166,6 +166,25 @@ def _dealing(rules: RulesProfile = NY, **bets: tuple[int | None, ...]) -> Table:
     return t
 
 
+def foreign_card_in_the_war(rules: RulesProfile) -> Table:
+    """A round held in its war deal, which only VOID_ROUND ends: P1 tied (with a tie wager of
+    100) and went to war with 500, P2 won 500 and lost its tie wager of 100, P3 tied and
+    surrendered 500; the seventh queen of hearts of a six-deck shoe came in the war deal."""
+    t = Table.of(rules)
+    t.ok("SHUFFLED")
+    t.ok("DEALER", "D-1")
+    t.card("QH")  # the burn, the first queen of hearts
+    t.bets({1: (500, 100, None), 2: (500, 100, None), 3: (500, None, None)})
+    t.ok("NO_MORE_BETS")
+    t.cards(["5H", "QH", "5D", "5S"])  # P1 ties, P2 wins, P3 ties; the dealer's 5S
+    t.ok("SURRENDER", "3")
+    t.put(1, WAR, 500)
+    t.ok("WAR", "1")
+    t.cards(["QH"] * 5)  # the three war burns, then P1's and the dealer's: the 7th is foreign
+    assert t.raised("FOREIGN_CARD")
+    return t
+
+
 def random_session(rules: RulesProfile, seed: int, rounds: int, *, positions: int = 7) -> Table:
     """A seeded session: random wagers, decisions, misreads, past-posts, covers and voids."""
     t = Table(TableSetup(rules, 6, positions), seed=seed)

@@ -11,7 +11,7 @@ import pytest
 from table_controller.engine import Phase
 from table_controller.engine.rules import NY, STANDARD, UK, RulesProfile
 
-from .helpers import TIE, WAR, Table, war_spot_mask
+from .helpers import TIE, WAR, Table, foreign_card_in_the_war, war_spot_mask
 
 
 def test_si3_tie_decision_lights_the_war_spots_and_asks_the_console() -> None:
@@ -169,3 +169,38 @@ def test_si5_war_tie_wager_on_the_tie_spot_at_the_last_decision_ny() -> None:
 def test_si5_no_war_tie_wager_where_the_profile_forbids_it(rules: RulesProfile) -> None:
     t = _war_with_chips_on_the_tie_spot(rules)
     assert [w["spot"] for w in t.position(1)["wagers"]] == ["initial", "war"]
+
+
+@pytest.mark.parametrize("rules", [NY, UK, STANDARD], ids=lambda r: r.name.value)
+def test_a_void_in_the_war_deal_keeps_what_the_original_deal_settled(rules: RulesProfile) -> None:
+    """§(i)(1)-(2): the original deal's initial and tie wagers are collected and paid before
+    any war card, and §(i)(3)(i) ends a surrendered hand's part in the round. A misdeal in
+    the war deal (a foreign card, which only VOID_ROUND answers) voids what the war deal
+    was to decide, and nothing the table already paid or took."""
+    t = foreign_card_in_the_war(rules)
+    drop_before = t.state.stats.drop
+    t.ok("VOID_ROUND")
+    record = t.record()
+    assert record["void"] is True
+    results = {
+        (p["position"], w["spot"]): (w["result"], w["net"])
+        for p in record["positions"]
+        for w in p["wagers"]
+    }
+    tie_win = 100 * 10
+    # Where the profile makes the chips left on P1's tie spot a tie wager on the war deal:
+    assert results.pop((1, "war_tie"), ("void", 0)) == ("void", 0)
+    assert results == {
+        (1, "initial"): ("void", 0),  # its fate was the war deal's
+        (1, "tie"): ("win", tie_win),
+        (1, "war"): ("void", 0),
+        (2, "initial"): ("win", 500),
+        (2, "tie"): ("lose", -100),
+        (3, "initial"): ("surrender", -250),
+    }
+    assert record["net"] == tie_win + 500 - 100 - 250
+    stats = t.state.stats
+    assert (stats.rounds, stats.voids, stats.ties, stats.wars, stats.surrenders) == (0, 1, 2, 1, 1)
+    assert drop_before is not None
+    assert stats.drop == drop_before + 100 + 500 + 100 + 500
+    assert stats.win == -record["net"]

@@ -12,12 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from table_controller.engine.rules import NY
 from table_controller.feed.payloads import rfc3339
 from table_controller.recorder.config import load_config, parse_config
 from table_controller.recorder.errors import RecorderConfigError
 from table_controller.recorder.intake import IntakeError, Leaf, parse_message, parse_runs
 from table_controller.recorder.sequence import GAP_WAIT_S, REPLAY_MAX_SPAN, SeqTrack, split_range
+from table_controller.recorder.store.writer import RoundFigures, round_figures
 from table_controller.recorder.times import bound_text, parse_time
+from tests.engine.helpers import Table, foreign_card_in_the_war
 
 GOOD = {"mqtt": {"sites": ["main-floor"], "client_id": "rec-1"}}
 
@@ -240,3 +243,25 @@ def test_a_bound_compares_with_stored_times_as_the_time_itself(bound: datetime, 
 
 def test_the_last_bound_there_is_still_has_a_text() -> None:
     assert bound_text(datetime.max.replace(tzinfo=UTC)) == "9999-12-31T23:59:59.999Z"
+
+
+def test_a_round_voided_in_its_war_deal_adds_up_as_the_table_counts_it() -> None:
+    """The report's figures of a round voided once its original deal was settled are what
+    that deal settled, as the table's own stats count them (docs/rules.md VOID_ROUND); a
+    round voided before it settles nothing."""
+    t = foreign_card_in_the_war(NY)
+    before = t.state.stats
+    t.ok("VOID_ROUND")
+    after = t.state.stats
+    assert before.drop is not None
+    assert after.drop is not None
+    got = round_figures(t.record())
+    assert (got.void, got.net, got.handle) == (True, t.record()["net"], after.drop - before.drop)
+    assert (got.ties, got.wars, got.surrenders) == (2, 1, 1)
+    assert (after.ties, after.wars, after.surrenders) == (2, 1, 1)
+    early = Table.of(NY)
+    early.open_shoe()
+    early.bets({1: (500, 100, None)})
+    early.card("KH")
+    early.ok("VOID_ROUND")
+    assert round_figures(early.record()) == RoundFigures(True, 0, None, 0, 0, 0)

@@ -82,7 +82,11 @@ def round_figures(record: dict[str, Any]) -> RoundFigures:
     """
     net = record.get("net")
     handle: int | None = None
-    if isinstance(net, int) and not record.get("void"):
+    positions = record.get("positions", [])
+    # A void round settled nothing, unless it was voided once its original deal was (every
+    # position then has its outcome): what that deal settled stands (docs/rules.md).
+    settled = not record.get("void") or any(p.get("outcome") is not None for p in positions)
+    if isinstance(net, int) and settled:
         handle = sum(
             w.get("amount") or 0
             for p in record.get("positions", [])
@@ -90,8 +94,7 @@ def round_figures(record: dict[str, Any]) -> RoundFigures:
             if w.get("result") != "void"
         )
     ties = wars = surrenders = 0
-    # A void round settles nothing: its ties were never decided (docs/rules.md, VOID_ROUND).
-    for p in [] if record.get("void") else record.get("positions", []):
+    for p in positions if settled else []:
         if p.get("outcome") == "tie":
             ties += 1
             wars += p.get("decision") == "war"
