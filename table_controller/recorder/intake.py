@@ -63,6 +63,8 @@ FEED_FIELDS: Final = frozenset({"feed_seq", "epoch", "prev_hash", "hash"})
 # or leave out fields it does.
 _OTHER_VERSION: Final = frozenset({"extra_forbidden", "missing"})
 REPLAY_UNAVAILABLE: Final = "REPLAY_UNAVAILABLE"
+# How the problem of a message published on another table's topic than its own begins.
+MISPLACED: Final = "published on"
 
 _BODY: Final[dict[Leaf, TypeAdapter[Any]]] = {
     Leaf.STATUS: TypeAdapter(TableStatus),
@@ -189,7 +191,7 @@ def parse_message(topic: str, payload: bytes) -> FeedMessage:
         other_version=other_version,
     )
     if msg.misplaced:
-        problem = f"published on {topic} by table {env.table!r} of site {env.site!r}"
+        problem = f"{MISPLACED} {topic} by table {env.table!r} of site {env.site!r}"
         msg = replace(msg, problem=problem)
     return msg
 

@@ -213,9 +213,11 @@ async def test_a_message_naming_another_table_than_its_topic_counts_for_neither(
         await store_batch(db, batch, received="2026-03-01T20:00:00.100Z")
         await book.absorb(db, batch)
         acks += [(o.topic, json.loads(o.payload)) for o in book.acks()]
-    stored = await db.fetch("SELECT feed_seq, problem FROM messages WHERE epoch = ?", [epoch])
-    assert sorted(r[0] for r in stored) == [1, 2]
-    assert any(r[1] and "war-01" in r[1] for r in stored)
+    stored = await db.fetch("SELECT epoch, feed_seq, problem FROM messages", [])
+    assert sorted((r[0], r[1]) for r in stored if r[2] is None) == [(epoch, 1)]
+    misplaced = [r for r in stored if r[2] is not None]
+    assert [(r[0], r[1]) for r in misplaced] == [(None, None)]  # kept, in no table's feed
+    assert "war-01" in misplaced[0][2]
     # war-02 sent only 1: its ack never covers 2, and nothing goes to war-01's ack topic.
     assert all(a["feed_seq"] == 1 for _, a in acks)
     assert {t for t, _ in acks} == {f"casino/{SITE}/table/war-02/ack"}

@@ -11,18 +11,20 @@ from the messages themselves.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from table_controller.feed.payloads import rfc3339
-from table_controller.recorder.intake import LATEST, FeedMessage, Leaf
+from table_controller.recorder.intake import LATEST, MISPLACED, FeedMessage, Leaf
 from table_controller.recorder.ratings.chain import check_arrivals
 from table_controller.recorder.sequence import SeqTrack
 from table_controller.recorder.storable import TEXT_PROBLEM
 from table_controller.recorder.store.backend import Backend, Tx
 from table_controller.recorder.times import parse_time
 
+log = logging.getLogger(__name__)
 Key = tuple[str, str, str]
 _CHUNK: Final = 500
 
@@ -120,12 +122,12 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
     async with db.transaction() as tx:
         # Sequenced messages are kept one row each, once by id; of the retained
         # topics only the newest per table (docs/recorder.md).
-        sequenced = [m for m in batch if m.leaf not in LATEST]
+        sequenced = await _own_ids(tx, [m for m in batch if m.leaf not in LATEST])
         seen = await _existing(tx, [m.id for m in sequenced])
         new: list[FeedMessage] = []
         for msg in sequenced:
             if msg.id not in seen:
-                seen.add(msg.id)
+                seen[msg.id] = _place(msg)
                 new.append(msg)
         # Rows are written in key order: transactions of other recorders (or of this one's
         # other task) that touch the same rows then take their locks in the same order, and
@@ -153,26 +155,63 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
     return Committed(new=new, duplicates=len(sequenced) - len(new))
 
 
-async def _existing(tx: Tx, ids: list[str]) -> set[str]:
-    found: set[str] = set()
+_Place = tuple[str, str, str | None, int | None]
+
+
+def _place(m: FeedMessage) -> _Place:
+    """Where a message's row puts it: its table, and its place in that table's feed (none
+    for one published on another table's topic: it counts in no feed)."""
+    if m.misplaced:
+        return (m.site, m.table, None, None)
+    return (m.site, m.table, m.epoch, m.feed_seq)
+
+
+async def _existing(tx: Tx, ids: list[str]) -> dict[str, _Place]:
+    found: dict[str, _Place] = {}
     unique = sorted(set(ids))
     for i in range(0, len(unique), _CHUNK):
         part = unique[i : i + _CHUNK]
         marks = ", ".join("?" * len(part))
-        rows = await tx.fetch(f"SELECT id FROM messages WHERE id IN ({marks})", part)
-        found.update(r[0] for r in rows)
+        rows = await tx.fetch(
+            f"SELECT id, site, table_id, epoch, feed_seq FROM messages WHERE id IN ({marks})",
+            part,
+        )
+        found.update((r[0], (r[1], r[2], r[3], None if r[4] is None else int(r[4]))) for r in rows)
     return found
 
 
+async def _own_ids(tx: Tx, batch: list[FeedMessage]) -> list[FeedMessage]:
+    """``batch`` with each message whose id another place holds (stored, or earlier in the
+    batch) given an id of its own: ``<id>@<its topic's prefix>/<epoch>/<feed_seq>``.
+
+    Ids are the tables' (uuid5 of table, epoch and number): one table's account can send a
+    message under an id another table's message will have. Held to the id alone, that
+    message would be taken for a duplicate, and counted in its feed without being stored:
+    acknowledged, and pruned by its table. Its place makes the id it is stored under its
+    own; the same message sent again takes the same one."""
+    held = await _existing(tx, [m.id for m in batch])
+    out: list[FeedMessage] = []
+    for m in batch:
+        place = _place(m)
+        first = held.setdefault(m.id, place)
+        if first != place:
+            own = f"{m.id}@{m.prefix}/{m.epoch}/{m.feed_seq}"
+            log.warning("%s: id %s is another message's; stored as %s", m.prefix, m.id, own)
+            m = replace(m, id=own)
+        out.append(m)
+    return out
+
+
 def _message_row(m: FeedMessage, received: str) -> tuple[Any, ...]:
+    site, table, epoch, feed_seq = _place(m)
     return (
         m.id,
-        m.site,
-        m.table,
+        site,
+        table,
         m.leaf.value,
         m.schema,
-        m.epoch,
-        m.feed_seq,
+        epoch,
+        feed_seq,
         m.ts,
         received,
         m.payload,
@@ -280,10 +319,11 @@ async def load_track(db: Backend, key: Key, track: SeqTrack | None = None) -> Se
         (site, table, epoch),
     )
     track.permanent = sorted(set(track.permanent) | {(int(a), int(b)) for a, b in gaps})
+    # Not a row from before misplaced ones were stored in no feed (their problem says so).
     seqs = await db.fetch(
         "SELECT feed_seq FROM messages WHERE site = ? AND table_id = ? AND epoch = ?"
-        " AND feed_seq > ?",
-        (site, table, epoch, track.contiguous),
+        " AND feed_seq > ? AND (problem IS NULL OR problem NOT LIKE ?)",
+        (site, table, epoch, track.contiguous, MISPLACED + " %"),
     )
     track.add(int(r[0]) for r in seqs)
     track.settle()
