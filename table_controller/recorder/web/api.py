@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -17,9 +17,11 @@ from table_controller.recorder.ratings import api as ratings_api
 from table_controller.recorder.report import report
 from table_controller.recorder.storable import LARGEST
 from table_controller.recorder.store.backend import Backend
+from table_controller.recorder.web.auth import STILL_SIGNED_IN
 from table_controller.recorder.web.params import Endpoint, Param
 
 LIVE_KEEPALIVE_S: Final = 15.0
+PING: Final = b"event: ping\ndata: {}\n\n"
 MAX_ROUNDS: Final = 10_000
 
 SITE = Param("site", "string", "the site", where="path")
@@ -106,18 +108,24 @@ async def get_gaps(request: Request, args: dict[str, Any]) -> Response:
 async def get_live(request: Request, args: dict[str, Any]) -> Response:
     hub: LiveHub = request.app.state.live
     queue = hub.listen()
+    # Signed in when the stream opened is not signed in for ever: a user removed from the
+    # users file, or whose password changed, hears nothing more (docs/web.md).
+    allowed: Callable[[], bool] = request.scope.get(STILL_SIGNED_IN) or (lambda: True)
 
     async def stream() -> AsyncIterator[bytes]:
         try:
             yield b": live\n\n"
-            while True:
+            while allowed():
                 try:
                     # asyncio.timeout: wait_for (3.11) can swallow the cancel of a client gone.
                     async with asyncio.timeout(LIVE_KEEPALIVE_S):
                         change = await queue.get()
                 except TimeoutError:
-                    yield b": keepalive\n\n"
+                    # An event the page sees: one that stops coming is a link gone silent.
+                    yield PING
                     continue
+                if not allowed():
+                    break
                 data = json.dumps(change, separators=(",", ":"))
                 yield f"event: {change['topic']}\ndata: {data}\n\n".encode()
         finally:

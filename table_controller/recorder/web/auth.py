@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from typing import Final
 from urllib.parse import quote
 
@@ -29,9 +30,12 @@ from table_controller.recorder.web.users import UsersFile, session_secret
 
 SESSION_MAX_AGE_S: Final = 12 * 3600
 COOKIE: Final = "pit_session"
+BASIC: Final = 'Basic realm="pit", charset="UTF-8"'
 LOGIN_PATH: Final = "/login"
 # Reachable without a session: the form itself and what it needs to look right.
 OPEN_PATHS: Final = frozenset({LOGIN_PATH, "/static/pit.css", "/favicon.ico"})
+# The scope key of a callable: whether the request's user may still read (a stream).
+STILL_SIGNED_IN: Final = "pit.still_signed_in"
 
 
 def session_middleware(users: UsersFile, *, https_only: bool) -> Middleware:
@@ -65,31 +69,45 @@ class LoginRequired:
             and request.session.get("seal") == self.users.seal(user)
         ):
             scope["user_name"] = user
+            scope[STILL_SIGNED_IN] = self._still(user)
             await self.app(scope, receive, send)
             return
         response: Response
         if scope["path"].startswith("/api/") or scope["path"] == "/openapi.json":
-            if self._basic(request):
+            name = self._basic(request)
+            if name is not None:
+                scope[STILL_SIGNED_IN] = self._still(name)
                 await self.app(scope, receive, send)
                 return
+            # A browser that signed in with the form (its session cookie shows it) is not
+            # asked for Basic: it would prompt over the page, or, for the page's live
+            # stream, wait on that prompt for ever instead of failing back to the page.
+            challenge = {} if COOKIE in request.cookies else {"WWW-Authenticate": BASIC}
             response = JSONResponse(
                 {"error": "sign in first (POST /login) or use HTTP Basic"},
                 status_code=401,
-                headers={"WWW-Authenticate": 'Basic realm="pit", charset="UTF-8"'},
+                headers=challenge,
             )
         else:
             response = RedirectResponse(_login_url(request.url), status_code=303)
         await response(scope, receive, send)
 
-    def _basic(self, request: Request) -> bool:
+    def _basic(self, request: Request) -> str | None:
+        """The user HTTP Basic names with the right password, else None."""
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "basic":
-            return False
+            return None
         try:
             name, sep, password = base64.b64decode(value, validate=True).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
-            return False
-        return bool(sep) and self.users.verify(name, password)
+            return None
+        return name if sep and self.users.verify(name, password) else None
+
+    def _still(self, name: str) -> Callable[[], bool]:
+        """Whether ``name`` may still read what this request streams (the live feed): not
+        once removed from the users file, nor once their password changed."""
+        seal = self.users.seal(name)
+        return lambda: self.users.knows(name) and self.users.seal(name) == seal
 
 
 def _login_url(url: URL) -> str:

@@ -27,7 +27,7 @@ from table_controller.engine.settlement import rfc3339
 from table_controller.feed.payloads import rfc3339 as stored_time
 from table_controller.recorder.csvcell import csv_text
 from table_controller.recorder.errors import BadParameter
-from table_controller.recorder.web import charts, views
+from table_controller.recorder.web import api, charts, views
 from table_controller.recorder.web.auth import safe_next
 from table_controller.recorder.web.data import PitData, parse_time
 from table_controller.recorder.web.params import without_nul
@@ -109,6 +109,7 @@ class Pages:
     def _page(self, request: Request, name: str, context: dict[str, Any]) -> Response:
         fragment = request.query_params.get("fragment") == "1"
         context |= {"user": request.scope.get("user_name"), "now": self.clock(), "page": name}
+        context |= {"keepalive": api.LIVE_KEEPALIVE_S}  # the live stream's ping, in seconds
         template = f"_{name}.html" if fragment else f"{name}.html"
         return self.t.TemplateResponse(
             request, template, context, headers={"Cache-Control": "no-store"}

@@ -91,18 +91,72 @@
   const tick = Number(live.dataset.tick || 0);
   if (tick > 0) window.setInterval(refresh, tick * 1000);
 
-  const source = new EventSource("/api/live");
-  source.onopen = () => {
-    streaming = true;
-    say("live", true);
-    refresh();  // whatever changed while the stream was away
-  };
-  source.onerror = () => {
-    streaming = false;
-    say("reconnecting…", false);
-  };
-  source.onmessage = changed;
-  for (const name of ["status", "state", "stats", "events", "rounds", "alerts", "change"]) {
-    source.addEventListener(name, changed);
+  // The stream pings every data-keepalive seconds: one that carries nothing for two and
+  // a half of them is a link gone silent (a roam, a NAT state dropped: no close ever
+  // comes), and is opened again.
+  const SILENT_MS = Number(live.dataset.keepalive || 15) * 2500;
+  let source = null;
+  let heard = 0;
+  let retry = null;
+  let backoff = 1000;
+
+  function connect() {
+    if (source) source.close();
+    window.clearTimeout(retry);
+    retry = null;
+    const opened = new EventSource("/api/live");
+    source = opened;
+    heard = Date.now();
+    opened.onopen = () => {
+      streaming = true;
+      backoff = 1000;
+      heard = Date.now();
+      say("live", true);
+      refresh();  // whatever changed while the stream was away
+    };
+    opened.onerror = () => {
+      streaming = false;
+      say("reconnecting…", false);
+      if (opened.readyState === EventSource.CLOSED) {
+        // An HTTP error (a session signed out, say): the browser tries no more. A fetch
+        // of the page tells: a sign-in asked for reloads it onto the form.
+        refresh();
+        if (retry === null) {
+          retry = window.setTimeout(() => { retry = null; if (!document.hidden) connect(); }, backoff);
+          backoff = Math.min(backoff * 2, 30000);
+        }
+      }
+    };
+    const heardOf = (event) => { heard = Date.now(); changed(event); };
+    opened.onmessage = heardOf;
+    for (const name of ["status", "state", "stats", "events", "rounds", "alerts", "change"]) {
+      opened.addEventListener(name, heardOf);
+    }
+    opened.addEventListener("ping", () => { heard = Date.now(); });
   }
+
+  window.setInterval(() => {
+    if (source && streaming && Date.now() - heard > SILENT_MS) {
+      streaming = false;
+      say("reconnecting…", false);
+      connect();
+    }
+  }, 1000);
+
+  // A hidden page lets its stream go: a browser keeps six connections to a host over
+  // HTTP/1.1, and six open pages would leave none for a fetch. Shown again, it opens a
+  // stream, which brings the page up to date.
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden) {
+      if (source) source.close();
+      source = null;
+      streaming = false;
+      say("paused while hidden", false);
+    } else {
+      connect();
+    }
+  });
+
+  if (document.hidden) say("paused while hidden", false);
+  else connect();
 })();
