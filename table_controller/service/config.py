@@ -173,6 +173,9 @@ class StorageSection(_Strict):
     # Days, whole or not; strict, so TOML's `true` is not one day nor `"30"` thirty.
     keep_days: StrictFloat = Field(default=30, ge=0)
     prune: Literal["acked", "age"] = "acked"
+    # Under "acked", the recorders whose acks count; none listed: every one that ever acked.
+    # Listing those that remain retires one: its last ack held back pruning for good.
+    recorders: tuple[Annotated[StrictStr, Field(min_length=1)], ...] = ()
 
     @field_validator("path")
     @classmethod

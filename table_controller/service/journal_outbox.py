@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -84,6 +84,7 @@ class OutboxQueries:
         keep_days: float,
         mode: Literal["acked", "age"] = "acked",
         keep_rounds: int = 100,
+        recorders: Sequence[str] = (),
         now: datetime | None = None,
     ) -> Pruned:
         """Drop what is sent (and, under ``acked``, acknowledged) and older than ``keep_days``.
@@ -91,7 +92,8 @@ class OutboxQueries:
         Never an unsent message, never the last ``keep_rounds`` round records
         (``history --last`` works from the table alone), never an input after
         the checkpoint the oldest kept input follows. Pages freed go back to
-        the file system (incremental vacuum).
+        the file system (incremental vacuum). ``recorders``: under ``acked``, the
+        recorders whose acks count, each of them needed (none: every one that acked).
         """
         cutoff = ts(now) - keep_days * DAY_S
         db = self._writable()
@@ -101,8 +103,7 @@ class OutboxQueries:
             row = db.execute(SQL.FEED_BEFORE_TIME, (cutoff,)).fetchone()
             bounds.append(0 if row is None else int(row[0]))
             if mode == "acked":
-                acked = db.execute(SQL.MIN_ACK).fetchone()[0]
-                bounds.append(0 if acked is None else int(acked))
+                bounds.append(_acked(db, recorders))
             row = db.execute(SQL.NTH_NEWEST_FEED_OF_KIND, ("rounds", keep_rounds - 1)).fetchone()
             if row is not None and row[0] is not None:
                 bounds.append(int(row[0]) - 1)
@@ -198,3 +199,16 @@ class OutboxQueries:
         """The non-retained messages with ``feed_seq`` in ``first..last``, in order."""
         rows = self._db.execute(SQL.FEED_RANGE, (first, last)).fetchall()
         return [(int(r["feed_seq"]), message(r)) for r in rows]
+
+
+def _acked(db: sqlite3.Connection, recorders: Sequence[str]) -> int:
+    """What every recorder that counts has acknowledged (0: not each of them yet)."""
+    if not recorders:
+        acked = db.execute(SQL.MIN_ACK).fetchone()[0]
+        return 0 if acked is None else int(acked)
+    named = sorted(set(recorders))
+    marks = ", ".join("?" * len(named))
+    count, acked = db.execute(
+        f"SELECT COUNT(*), MIN(feed_seq) FROM acks WHERE recorder IN ({marks})", named
+    ).fetchone()
+    return int(acked) if count == len(named) and acked is not None else 0

@@ -228,7 +228,9 @@ class TableService:
         storage = self.cfg.storage
         while True:
             try:
-                self.journal.prune(keep_days=storage.keep_days, mode=storage.prune)
+                self.journal.prune(
+                    keep_days=storage.keep_days, mode=storage.prune, recorders=storage.recorders
+                )
             except JournalFault as exc:
                 log.warning("journal not pruned: %s", exc)
             await asyncio.sleep(PRUNE_INTERVAL_S)

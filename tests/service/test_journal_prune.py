@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from table_controller.service.config import parse_config
 from table_controller.service.journal import Journal
 from table_controller.service.runner import TableRunner
 from table_controller.tools.history import rebuild
@@ -44,6 +45,32 @@ def test_unacknowledged_and_unsent_messages_stay(tmp_path: Path) -> None:
         assert [s for s, _ in journal.feed_range(1, 41)] == [41]
     finally:
         journal.close()
+
+
+def test_a_recorder_retired_is_left_out_by_listing_those_that_remain(tmp_path: Path) -> None:
+    """Every recorder that ever acked holds pruning back (a test recorder's, a retired
+    one's last ack, for good); ``[storage] recorders`` names those whose acks count, each
+    of them needed."""
+    runner = _played(tmp_path / "j.sqlite3", 150)
+    journal = runner.journal
+    try:
+        _sent_all(journal)
+        later = datetime.now(UTC) + timedelta(days=31)
+        journal.record_ack("recorder-old", 5)
+        journal.record_ack("recorder-1", 40)
+        both = ("recorder-1", "recorder-2")  # recorder-2 has not acked yet: nothing goes
+        assert journal.prune(keep_days=30, mode="acked", recorders=both, now=later).messages == 0
+        assert journal.prune(keep_days=30, mode="acked", now=later).messages == 5
+        pruned = journal.prune(keep_days=30, mode="acked", recorders=["recorder-1"], now=later)
+        assert pruned.messages == 35
+        assert [s for s, _ in journal.feed_range(1, 41)] == [41]
+    finally:
+        journal.close()
+    storage = {"path": "j.sqlite3", "recorders": ["recorder-1"]}
+    devices = {"shoe": "socket://127.0.0.1:9", "console": "socket://127.0.0.1:9"}
+    table = {"id": "war-07", "site": "main-floor", "rules": "ny"}
+    cfg = parse_config({"table": table, "devices": devices, "storage": storage})
+    assert cfg.storage.recorders == ("recorder-1",)
 
 
 def test_pruning_bounds_the_file_and_keeps_history_and_restarts(tmp_path: Path) -> None:
