@@ -199,13 +199,7 @@ provision() {
         die "mosquitto_passwd could not set the password of '$name' in $passwd_file"
     protect "$passwd_file"
 
-    {
-        acl_without "$name"
-        printf '# >>> %s %s\n' "$kind" "$name"
-        printf 'user %s\n' "$name"
-        printf '%s\n' "$rules"
-        printf '# <<< %s %s\n' "$kind" "$name"
-    } | replace_file "$acl_file"
+    write_block "$kind" "$name" "$rules"
 
     if [[ -n $secret_file ]]; then
         write_secret "$secret_file" "$secret"
@@ -215,6 +209,22 @@ provision() {
         echo "$kind '$name' provisioned; the line above is its secret" >&2
     fi
     echo "apply to a running broker: systemctl reload mosquitto" >&2
+}
+
+# write_block KIND NAME RULES: NAME's managed ACL block, replacing the one it had.
+write_block() {
+    {
+        acl_without "$2"
+        printf '# >>> %s %s\n' "$1" "$2"
+        printf 'user %s\n' "$2"
+        printf '%s\n' "$3"
+        printf '# <<< %s %s\n' "$1" "$2"
+    } | replace_file "$acl_file"
+}
+
+# has_password NAME: NAME is a line of the password file (a login).
+has_password() {
+    awk -F: -v n="$1" '$1 == n { found = 1 } END { exit !found }' "$passwd_file"
 }
 
 # rules_only KIND NAME RULES: NAME's ACL block and no password (one the broker
@@ -227,16 +237,10 @@ rules_only() {
     if [[ -n $existing && $existing != "$kind" ]]; then
         die "'$name' is already a $existing account on this broker; remove it first (${0##*/} --remove ...) or choose another name"
     fi
-    if awk -F: -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$passwd_file"; then
+    if has_password "$name"; then
         die "'$name' has a password on this broker: it would be a login, not only rules"
     fi
-    {
-        acl_without "$name"
-        printf '# >>> %s %s\n' "$kind" "$name"
-        printf 'user %s\n' "$name"
-        printf '%s\n' "$rules"
-        printf '# <<< %s %s\n' "$kind" "$name"
-    } | replace_file "$acl_file"
+    write_block "$kind" "$name" "$rules"
     echo "$kind '$name' rules written (no password); apply: systemctl reload mosquitto" >&2
 }
 
@@ -249,7 +253,7 @@ deprovision() {
     if [[ -n $existing && $existing != "$kind" ]]; then
         die "'$name' is a $existing account, not a $kind one: nothing removed"
     fi
-    if awk -F: -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$passwd_file"; then
+    if has_password "$name"; then
         mosquitto_passwd -D "$passwd_file" "$name" >/dev/null ||
             die "mosquitto_passwd could not remove '$name' from $passwd_file"
         protect "$passwd_file"

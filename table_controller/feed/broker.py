@@ -107,6 +107,17 @@ def check_password_transport(
     )
 
 
+def password_transport_check(url: str, password_file: object, allow_plaintext: bool) -> None:
+    """The configs' check (table, recorder): with a password, ``check_password_transport``
+    of ``url``, as a ValueError for the config's validator."""
+    if password_file is None:
+        return
+    try:
+        check_password_transport(parse_broker_url(url), allow_plaintext=allow_plaintext)
+    except BrokerConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _user(uid: int) -> str:
     try:
         return pwd.getpwuid(uid).pw_name

@@ -39,8 +39,8 @@ from pydantic import (
 
 from table_controller.feed.broker import (
     BrokerConfigError,
-    check_password_transport,
     parse_broker_url,
+    password_transport_check,
     read_password,
     tls_context,
 )
@@ -106,13 +106,7 @@ class MqttSection(_Strict):
 
     @model_validator(mode="after")
     def _password_transport(self) -> MqttSection:
-        if self.password_file is not None:
-            try:
-                check_password_transport(
-                    parse_broker_url(self.url), allow_plaintext=self.allow_plaintext_password
-                )
-            except BrokerConfigError as exc:
-                raise ValueError(str(exc).removeprefix("mqtt.url: ")) from None
+        password_transport_check(self.url, self.password_file, self.allow_plaintext_password)
         return self
 
     @property

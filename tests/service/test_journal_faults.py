@@ -37,6 +37,22 @@ def runner_on(path: Path, **table: object) -> TableRunner:
     return TableRunner(config(path, **table), Journal(path))
 
 
+def _run_on(journal: Path, toml: Path) -> subprocess.CompletedProcess[str]:
+    """``table-controller run`` on ``journal``, its devices and broker nowhere."""
+    toml.write_text(
+        '[table]\nid = "war-07"\nsite = "main-floor"\n'
+        '[devices]\nshoe = "socket://127.0.0.1:9"\nconsole = "socket://127.0.0.1:9"\n'
+        f'[mqtt]\nurl = "mqtt://127.0.0.1:9"\n[storage]\npath = "{journal}"\n'
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "table_controller.cli", "run", "--config", str(toml)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def refusal(cfg: TableConfig, path: Path) -> str:
     journal = Journal(path)
     try:
@@ -158,19 +174,7 @@ def test_a_damaged_file_fails_at_start_naming_it_and_what_to_do(tmp_path: Path) 
         Journal(path)
     assert str(path) in str(err.value)
     assert "move it aside" in str(err.value)
-    toml = tmp_path / "table.toml"
-    toml.write_text(
-        '[table]\nid = "war-07"\nsite = "main-floor"\n'
-        '[devices]\nshoe = "socket://127.0.0.1:9"\nconsole = "socket://127.0.0.1:9"\n'
-        f'[mqtt]\nurl = "mqtt://127.0.0.1:9"\n[storage]\npath = "{path}"\n'
-    )
-    child = subprocess.run(
-        [sys.executable, "-m", "table_controller.cli", "run", "--config", str(toml)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    child = _run_on(path, tmp_path / "table.toml")
     # The unit's RestartPreventExitStatus keeps this status from a restart loop.
     assert child.returncode == EXIT_JOURNAL, child.stderr
     assert "damaged" in child.stderr
@@ -268,23 +272,11 @@ def test_a_full_disk_at_start_is_a_fault_a_restart_mends_not_a_damaged_journal(
         runner.handle(inp)
     runner.journal.close()
     filler = fill(small_disk)
-    toml = small_disk.parent / "table.toml"
-    toml.write_text(
-        '[table]\nid = "war-07"\nsite = "main-floor"\n'
-        '[devices]\nshoe = "socket://127.0.0.1:9"\nconsole = "socket://127.0.0.1:9"\n'
-        f'[mqtt]\nurl = "mqtt://127.0.0.1:9"\n[storage]\npath = "{path}"\n'
-    )
     try:
         with pytest.raises(JournalFault, match="Free space") as err:
             Journal(path)
         assert "damaged" not in str(err.value)
-        child = subprocess.run(
-            [sys.executable, "-m", "table_controller.cli", "run", "--config", str(toml)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        child = _run_on(path, small_disk.parent / "table.toml")
     finally:
         filler.unlink()
     assert child.returncode == 1, child.stderr
