@@ -78,3 +78,28 @@ async def test_a_message_whose_id_another_tables_message_holds_is_stored_as_its_
     assert _acked(book, "t-b") == [1]
     held = await db.fetch("SELECT table_id FROM messages WHERE id = 'B-1'", [])
     assert [r[0] for r in held] == ["t-a"]
+
+
+async def test_a_misplaced_row_stored_in_a_feed_before_is_no_duplicate_of_its_tables(
+    db: Backend,
+) -> None:
+    """A database from before misplaced messages were stored in no feed holds one with the
+    named table's epoch and feed_seq: the named table's own message under that id is still
+    stored, as its own, not taken for a duplicate of it."""
+    async with db.transaction() as tx:
+        await tx.execute(
+            "INSERT INTO messages (id, site, table_id, topic, schema, epoch, feed_seq, ts,"
+            " received, payload, problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                *("B-1", SITE, "t-b", "events", "table-event/1", "ep-b", 1),
+                *("2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.100Z", "{}"),
+                f"published on {_on('t-a')} by table 't-b'",
+            ],
+        )
+    book = FeedBook("rec-1")
+    genuine = parse_message(_on("t-b"), _event("t-b", "ep-b", 1, "B-1", "dealer_changed"))
+    batch = await book.with_epochs(db, [genuine])
+    done = await store_batch(db, batch, received="2026-01-01T00:00:02.000Z")
+    await book.absorb(db, batch)
+    assert [m.id for m in done.new] == [f"B-1@casino/{SITE}/table/t-b/ep-b/1"]
+    assert _acked(book, "t-b") == [1]

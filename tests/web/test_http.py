@@ -174,6 +174,22 @@ async def test_a_user_removed_from_the_file_is_out_at_the_next_request(store: St
         ).status_code == 200
 
 
+async def test_only_a_client_outside_a_page_is_asked_for_basic(store: Store) -> None:
+    """A page's script (its live stream, its fetches) signed out in another tab, or a
+    browser with a session no longer valid, is not sent a Basic challenge: it would put a
+    dialog over the page, or hold the stream on one. A script elsewhere is."""
+    page_script = {"sec-fetch-site": "same-origin", "sec-fetch-mode": "cors"}
+    async with _client(store) as client:
+        plain = await client.get("/api/live")
+        assert (plain.status_code, "www-authenticate" in plain.headers) == (401, True)
+        scripted = await client.get("/api/live", headers=page_script)
+        assert (scripted.status_code, "www-authenticate" in scripted.headers) == (401, False)
+        await client.post("/login", data={"name": USER, "password": PASSWORD})
+        remove_user(store.users, USER)
+        stale = await client.get("/api/tables")
+        assert (stale.status_code, "www-authenticate" in stale.headers) == (401, False)
+
+
 async def test_a_password_changed_ends_the_sessions_opened_with_the_old_one(
     store: Store,
 ) -> None:

@@ -173,10 +173,15 @@ async def _existing(tx: Tx, ids: list[str]) -> dict[str, _Place]:
         part = unique[i : i + _CHUNK]
         marks = ", ".join("?" * len(part))
         rows = await tx.fetch(
-            f"SELECT id, site, table_id, epoch, feed_seq FROM messages WHERE id IN ({marks})",
+            "SELECT id, site, table_id, epoch, feed_seq, problem FROM messages"
+            f" WHERE id IN ({marks})",
             part,
         )
-        found.update((r[0], (r[1], r[2], r[3], None if r[4] is None else int(r[4]))) for r in rows)
+        for id, site, table, epoch, feed_seq, problem in rows:
+            if isinstance(problem, str) and problem.startswith(MISPLACED + " "):
+                # Stored before misplaced rows were kept in no feed: in none all the same.
+                epoch = feed_seq = None
+            found[id] = (site, table, epoch, None if feed_seq is None else int(feed_seq))
     return found
 
 

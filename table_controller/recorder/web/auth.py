@@ -82,7 +82,7 @@ class LoginRequired:
             # A browser that signed in with the form (its session cookie shows it) is not
             # asked for Basic: it would prompt over the page, or, for the page's live
             # stream, wait on that prompt for ever instead of failing back to the page.
-            challenge = {} if COOKIE in request.cookies else {"WWW-Authenticate": BASIC}
+            challenge = {} if _from_a_page(request) else {"WWW-Authenticate": BASIC}
             response = JSONResponse(
                 {"error": "sign in first (POST /login) or use HTTP Basic"},
                 status_code=401,
@@ -108,6 +108,16 @@ class LoginRequired:
         once removed from the users file, nor once their password changed."""
         seal = self.users.seal(name)
         return lambda: self.users.knows(name) and self.users.seal(name) == seal
+
+
+def _from_a_page(request: Request) -> bool:
+    """Asked by a browser that signed in with the form (its session cookie), or by a page's
+    own script (a fetch, the live stream): either would put a Basic dialog over the page,
+    or hold the stream on one, after a sign-out in another tab."""
+    script = request.headers.get("sec-fetch-site") == "same-origin" and (
+        request.headers.get("sec-fetch-mode") != "navigate"
+    )
+    return COOKIE in request.cookies or script
 
 
 def _login_url(url: URL) -> str:
