@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         if url is None:
             from table_controller.recorder.config import load_config
 
-            url = load_config(args.config).database.url
+            url = load_config(args.config, broker_files=False).database.url
         data = asyncio.run(_query(url, args))
     except RecorderError as exc:
         print(f"table-controller records: {exc}", file=sys.stderr)

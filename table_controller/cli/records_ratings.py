@@ -63,7 +63,7 @@ def _retention(args: argparse.Namespace) -> int:
         years: int = args.retention_years
         return years
     if args.config is not None:
-        return load_config(args.config).database.retention_years
+        return load_config(args.config, broker_files=False).database.retention_years
     return RETENTION_YEARS
 
 

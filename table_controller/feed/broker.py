@@ -84,21 +84,30 @@ def parse_broker_url(url: str, key: str = "mqtt.url") -> BrokerAddress:
     return BrokerAddress(host=parts.hostname, port=port, tls=tls)
 
 
+_PLAINTEXT_FIX: Final = (
+    "use mqtts:// (with mqtt.ca_file), or set mqtt.allow_plaintext_password = true "
+    "on a network you trust"
+)
+
+
 def check_password_transport(
-    address: BrokerAddress, *, allow_plaintext: bool, key: str = "mqtt.url"
+    address: BrokerAddress,
+    *,
+    allow_plaintext: bool,
+    key: str = "mqtt.url",
+    fix: str = _PLAINTEXT_FIX,
 ) -> None:
     """Refuse a password sent in clear over a network; warn whenever it goes in clear.
 
     Over ``mqtt://`` the password crosses the wire as it is: only a loopback broker, or
-    an operator's explicit ``allow_plaintext_password = true``, may have it.
+    an operator's explicit ``allow_plaintext_password = true``, may have it. ``key`` and
+    ``fix`` name the setting and what to do, in the words of the config or command.
     """
     if address.tls:
         return
     if not address.loopback and not allow_plaintext:
         raise BrokerConfigError(
-            f"{key}: a password would go in clear to {address.host} over mqtt://; "
-            "use mqtts:// (with mqtt.ca_file), or set mqtt.allow_plaintext_password = true "
-            "on a network you trust"
+            f"{key}: a password would go in clear to {address.host} over mqtt://; {fix}"
         )
     log.warning(
         "the broker password goes in clear to %s:%d (mqtt://, not mqtts://)",

@@ -109,7 +109,9 @@ def broker_settings(
             raise PitConfigError("--password-file needs --username")
         password = read_password_file(password_file)
         try:
-            check_password_transport(address, allow_plaintext=False, key="--broker")
+            check_password_transport(
+                address, allow_plaintext=False, key="--broker", fix="use mqtts:// (with --ca-file)"
+            )
         except BrokerConfigError as exc:
             raise PitConfigError(str(exc)) from exc
     return BrokerSettings(

@@ -206,13 +206,16 @@ def check_files(cfg: RecorderConfig) -> None:
         raise RecorderConfigError(str(exc)) from None
 
 
-def load_config(path: str | Path) -> RecorderConfig:
-    """Read and validate a TOML recorder configuration and check the files it names."""
+def load_config(path: str | Path, *, broker_files: bool = True) -> RecorderConfig:
+    """Read and validate a TOML recorder configuration and check the files it names;
+    ``broker_files`` False for a command that opens the database alone (``records``),
+    which anyone allowed the database may run, without the broker's secret."""
     p = Path(path)
     data = read_toml(p, RecorderConfigError)
     try:
         cfg = parse_config(data, base_dir=p.absolute().parent)
-        check_files(cfg)
+        if broker_files:
+            check_files(cfg)
     except RecorderConfigError as exc:
         raise RecorderConfigError(f"{p}: {exc}") from exc
     return cfg

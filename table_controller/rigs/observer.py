@@ -19,6 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from table_controller.feed.broker import cancel_until_ended, parse_broker_url
+from table_controller.rigs.errors import RigUnavailable
 
 WAIT_S: Final = 10.0
 
@@ -68,6 +69,7 @@ class Observer:
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self.last_error: aiomqtt.MqttCodeError | None = None
 
     def last(self, topic: str) -> dict[str, Any] | None:
         msgs = self.by_topic.get(topic)
@@ -82,8 +84,15 @@ class Observer:
 
     async def start(self, timeout: float = WAIT_S) -> None:
         self._task = asyncio.create_task(self._run(), name="observer")
-        async with asyncio.timeout(timeout):
-            await self._subscribed.wait()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._subscribed.wait()
+        except TimeoutError:
+            if self.last_error is None:
+                raise
+            # The broker answered: say what it said (a wrong secret is no silent broker).
+            where = f"{self.broker.host}:{self.broker.port}"
+            raise RigUnavailable(f"the broker at {where} refused: {self.last_error}") from None
 
     async def close(self) -> None:
         if self._task is not None:
@@ -109,8 +118,11 @@ class Observer:
                     self._subscribed.set()
                     async for message in client.messages:
                         await self._take(str(message.topic), message.payload)
-            except aiomqtt.MqttError:
+            except aiomqtt.MqttError as exc:
                 # The broker went away (a test stopped it): subscribe again when it is back.
+                # One that answered with a refusal (the login) is remembered for start().
+                if isinstance(exc, aiomqtt.MqttCodeError):
+                    self.last_error = exc
                 await asyncio.sleep(0.2)
 
     def _session_options(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.rigs.errors import RigConfigError
+from table_controller.rigs.errors import RigConfigError, RigUnavailable
 from table_controller.rigs.observer import Observer
 from table_controller.rigs.scenario.rigfile import load_rig
 from tests.deploy.mqtt_clients import MqttClient
@@ -75,7 +75,7 @@ def test_a_rig_secret_is_held_to_a_tables_rules(tmp_path: Path) -> None:
             _rig(tmp_path / "a.toml", "mqtts://pit:8883", username="pit-1", password_file=secret)
         )
     secret.chmod(0o600)
-    with pytest.raises(RigConfigError, match=r"in clear to 192\.0\.2\.2"):
+    with pytest.raises(RigConfigError, match=r"in clear to 192\.0\.2\.2.*\(with rig\.ca_file\)"):
         load_rig(_rig(tmp_path / "b.toml", "mqtt://192.0.2.2", username="p", password_file=secret))
     with pytest.raises(RigConfigError, match="password_file needs username"):
         load_rig(_rig(tmp_path / "c.toml", "mqtts://pit:8883", password_file="rig.secret"))
@@ -83,3 +83,31 @@ def test_a_rig_secret_is_held_to_a_tables_rules(tmp_path: Path) -> None:
         _rig(tmp_path / "d.toml", "mqtts://pit:8883", username="p", password_file="rig.secret")
     )
     assert relative.password_file == secret  # beside the rig file
+
+
+def test_a_login_the_broker_refuses_is_said_as_a_refusal(pit_ca: PitCa, tmp_path: Path) -> None:
+    """A wrong secret, one of a new bench's first mistakes, is the broker's refusal: never
+    "no answer in time", which would send the engineer after the network."""
+    wrong = tmp_path / "wrong.secret"
+    wrong.write_text("not-the-secret")
+    wrong.chmod(0o600)
+    with pit_broker(pit_ca) as pit:
+        rig = load_rig(
+            _rig(
+                tmp_path / "rig.toml",
+                pit.url,
+                username="pit-1",
+                password_file=wrong,
+                ca_file=pit.ca.ca_file,
+            )
+        )
+
+        async def watch() -> None:
+            observer = Observer(rig.broker, f"{rig.prefix}/#", login=rig.login())
+            try:
+                with pytest.raises(RigUnavailable, match="refused"):
+                    await observer.start(WATCH_TIMEOUT_S / 10)
+            finally:
+                await observer.close()
+
+        asyncio.run(watch())

@@ -76,7 +76,12 @@ class RigSection(_Strict):
             if self.username is None:
                 raise ValueError("password_file needs username")
             try:
-                check_password_transport(address, allow_plaintext=False, key="rig.broker")
+                check_password_transport(
+                    address,
+                    allow_plaintext=False,
+                    key="rig.broker",
+                    fix="use mqtts:// (with rig.ca_file)",
+                )
             except BrokerConfigError as exc:
                 raise ValueError(str(exc)) from None
         if self.ca_file is not None and not address.tls:
