@@ -7,11 +7,23 @@ import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import ValidationError, ValidationInfo
 
 from table_controller.engine.errors import RulesError
 
 E = TypeVar("E", bound=Exception)
+
+# The validation context key of the config file's folder (``model_validate(context=…)``).
+BASE_DIR = "base_dir"
+
+
+def beside_the_file(path: Path | None, info: ValidationInfo) -> Path | None:
+    """A relative path is taken from the config file's folder (``BASE_DIR`` in the
+    validation context), not the working directory: under systemd that is /."""
+    base = info.context.get(BASE_DIR) if isinstance(info.context, dict) else None
+    if path is None or path.is_absolute() or base is None:
+        return path
+    return Path(base) / path
 
 
 class SectionKeyError(ValueError):

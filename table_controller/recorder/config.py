@@ -44,7 +44,13 @@ from table_controller.feed.broker import (
     read_password,
     tls_context,
 )
-from table_controller.feed.tomlfile import SectionKeyError, describe, read_toml
+from table_controller.feed.tomlfile import (
+    BASE_DIR,
+    SectionKeyError,
+    beside_the_file,
+    describe,
+    read_toml,
+)
 from table_controller.recorder.errors import RecorderConfigError
 
 # One whole MQTT topic level: no '/', '+', '#' (docs/feed.md: site and table are levels).
@@ -59,18 +65,6 @@ RETENTION_YEARS: Final = 5
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-_BASE_DIR: Final = "base_dir"
-
-
-def _beside(path: Path | None, info: ValidationInfo) -> Path | None:
-    """A relative path is taken from the config file's folder, as the table's config does:
-    under systemd the working directory is /."""
-    base = info.context.get(_BASE_DIR) if isinstance(info.context, dict) else None
-    if path is None or path.is_absolute() or base is None:
-        return path
-    return Path(base) / path
 
 
 class MqttSection(_Strict):
@@ -102,7 +96,7 @@ class MqttSection(_Strict):
     @field_validator("password_file", "ca_file")
     @classmethod
     def _files(cls, path: Path | None, info: ValidationInfo) -> Path | None:
-        return _beside(path, info)
+        return beside_the_file(path, info)
 
     @model_validator(mode="after")
     def _password_transport(self) -> MqttSection:
@@ -144,7 +138,7 @@ class HttpSection(_Strict):
     @field_validator("users_file", "cert_file", "key_file")
     @classmethod
     def _files(cls, path: Path | None, info: ValidationInfo) -> Path | None:
-        return _beside(path, info)
+        return beside_the_file(path, info)
 
     @field_validator("listen")
     @classmethod
@@ -188,7 +182,7 @@ def parse_config(data: dict[str, Any], *, base_dir: Path | None = None) -> Recor
     taken from ``base_dir`` (the config file's folder) when given."""
     try:
         return RecorderConfig.model_validate(
-            data, context={_BASE_DIR: base_dir} if base_dir is not None else None
+            data, context={BASE_DIR: base_dir} if base_dir is not None else None
         )
     except ValidationError as exc:
         raise RecorderConfigError(describe(exc)) from exc

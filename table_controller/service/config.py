@@ -44,7 +44,7 @@ from table_controller.feed.broker import (
     read_password,
     tls_context,
 )
-from table_controller.feed.tomlfile import describe, read_toml
+from table_controller.feed.tomlfile import BASE_DIR, beside_the_file, describe, read_toml
 from table_controller.service.device_urls import check_serial_url
 
 TableId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -53,7 +53,6 @@ SiteId = TableId
 DEFAULT_TOPIC_PREFIX = "casino/{site}/table/{table}"
 PREFIX_FIELDS = frozenset({"site", "table"})
 # The validation context key that carries the config file's folder.
-BASE_DIR = "base_dir"
 
 
 class ConfigError(ValueError):
@@ -146,7 +145,7 @@ class MqttSection(_Strict):
     @field_validator("ca_file", "password_file")
     @classmethod
     def _beside_the_config(cls, path: Path | None, info: ValidationInfo) -> Path | None:
-        return _resolve(path, info)
+        return beside_the_file(path, info)
 
     @field_validator("topic_prefix")
     @classmethod
@@ -174,17 +173,9 @@ class StorageSection(_Strict):
     @field_validator("path")
     @classmethod
     def _beside_the_config(cls, path: Path, info: ValidationInfo) -> Path:
-        resolved = _resolve(path, info)
+        resolved = beside_the_file(path, info)
         assert resolved is not None
         return resolved
-
-
-def _resolve(path: Path | None, info: ValidationInfo) -> Path | None:
-    """A relative path is taken from the config file's folder, not the working directory."""
-    base = info.context.get(BASE_DIR) if isinstance(info.context, dict) else None
-    if path is None or path.is_absolute() or base is None:
-        return path
-    return Path(base) / path
 
 
 def check_topic_prefix(prefix: str) -> None:

@@ -26,6 +26,7 @@ from table_controller.feed.broker import (
     read_password,
     tls_context,
 )
+from table_controller.feed.tomlfile import BASE_DIR, beside_the_file
 from table_controller.rigs.errors import RigConfigError
 from table_controller.rigs.observer import BrokerLogin
 from table_controller.service.config import DevicesSection
@@ -66,8 +67,7 @@ class RigSection(_Strict):
     @field_validator("password_file", "ca_file")
     @classmethod
     def _beside_the_rig_file(cls, path: Path | None, info: ValidationInfo) -> Path | None:
-        base = info.context.get("base_dir") if isinstance(info.context, dict) else None
-        return path if path is None or path.is_absolute() or base is None else base / path
+        return beside_the_file(path, info)
 
     @model_validator(mode="after")
     def _login(self) -> RigSection:
@@ -148,7 +148,7 @@ def parse_rig(
     """Validate a rig file's mapping; a RigConfigError names every bad key. Relative paths
     are taken from ``base_dir`` (the rig file's folder) when given."""
     try:
-        context = {"base_dir": base_dir} if base_dir is not None else None
+        context = {BASE_DIR: base_dir} if base_dir is not None else None
         return RigFile.model_validate(data, context=context).rig
     except ValidationError as exc:
         problems = []
