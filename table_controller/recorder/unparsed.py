@@ -97,5 +97,5 @@ def _place(body: dict[str, Any]) -> tuple[str | None, int | None]:
 def _ts(value: object, now: datetime | None) -> str:
     try:
         return rfc3339(parse_time(value))
-    except (ValueError, OverflowError):
+    except ValueError:  # parse_time's, an overflow included
         return rfc3339(now or datetime.now(UTC))

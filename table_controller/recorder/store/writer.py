@@ -91,7 +91,7 @@ def round_figures(record: dict[str, Any]) -> RoundFigures:
     if isinstance(net, int) and settled:
         handle = sum(
             w.get("amount") or 0
-            for p in record.get("positions", [])
+            for p in positions
             for w in p.get("wagers", [])
             if w.get("result") != "void"
         )
@@ -122,8 +122,7 @@ async def store_batch(db: Backend, batch: Sequence[FeedMessage], *, received: st
     async with db.transaction() as tx:
         # Sequenced messages are kept one row each, once by id; of the retained
         # topics only the newest per table (docs/recorder.md).
-        sequenced = await _own_ids(tx, [m for m in batch if m.leaf not in LATEST])
-        seen = await _existing(tx, [m.id for m in sequenced])
+        sequenced, seen = await _own_ids(tx, [m for m in batch if m.leaf not in LATEST])
         new: list[FeedMessage] = []
         for msg in sequenced:
             if msg.id not in seen:
@@ -185,26 +184,31 @@ async def _existing(tx: Tx, ids: list[str]) -> dict[str, _Place]:
     return found
 
 
-async def _own_ids(tx: Tx, batch: list[FeedMessage]) -> list[FeedMessage]:
+async def _own_ids(tx: Tx, batch: list[FeedMessage]) -> tuple[list[FeedMessage], dict[str, _Place]]:
     """``batch`` with each message whose id another place holds (stored, or earlier in the
-    batch) given an id of its own: ``<id>@<its topic's prefix>/<epoch>/<feed_seq>``.
+    batch) given an id of its own: ``<id>@<its topic's prefix>/<epoch>/<feed_seq>``; and
+    the places the database holds for the ids the batch now has.
 
     Ids are the tables' (uuid5 of table, epoch and number): one table's account can send a
     message under an id another table's message will have. Held to the id alone, that
     message would be taken for a duplicate, and counted in its feed without being stored:
     acknowledged, and pruned by its table. Its place makes the id it is stored under its
     own; the same message sent again takes the same one."""
-    held = await _existing(tx, [m.id for m in batch])
+    stored = await _existing(tx, [m.id for m in batch])
+    first = dict(stored)
     out: list[FeedMessage] = []
+    renamed: list[str] = []
     for m in batch:
         place = _place(m)
-        first = held.setdefault(m.id, place)
-        if first != place:
+        if first.setdefault(m.id, place) != place:
             own = f"{m.id}@{m.prefix}/{m.epoch}/{m.feed_seq}"
             log.warning("%s: id %s is another message's; stored as %s", m.prefix, m.id, own)
             m = replace(m, id=own)
+            renamed.append(own)
         out.append(m)
-    return out
+    if renamed:  # rare: only then a second look, for the ids of their own
+        stored |= await _existing(tx, renamed)
+    return out, stored
 
 
 def _message_row(m: FeedMessage, received: str) -> tuple[Any, ...]:
